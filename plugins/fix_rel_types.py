@@ -1,0 +1,84 @@
+"""FixRelTypes — replace a relationship type the schema never declares (`SCH.UNKNOWN_REL_TYPE`).
+
+An undeclared type matches nothing. The rule reads the two endpoint labels around it (from the
+node pattern, or the variable's labels anywhere in the same scope, `WHERE v:Label` included).
+If the schema declares exactly one type between those labels (either direction) the type is
+replaced; if several, the most similar name wins; if none, the finding has no fix. With both
+endpoints unlabelled every declared type is a candidate, so a replacement then needs a
+similar name (similarity ≥ `min_similarity`, default 0.6, `[rules.fix_rel_types]`).
+Negated types (`[:!X]`) and patterns of CREATE / MERGE are left alone.
+
+Example (schema `(Person, ACTED_IN, Movie)`)::
+
+    MATCH (p:Person)-[:STARRED_IN]->(m:Movie) RETURN m   ->   … -[:ACTED_IN]-> …
+"""
+
+from __future__ import annotations
+
+from proxy.context import GuardContext
+from proxy.cypher import ast
+from proxy.cypher.patterns import endpoint_labels, quote_name, read_hops, similarity
+from proxy.cypher.query import CypherQuery
+from proxy.hookspecs import hookimpl
+from proxy.model import Edit, Finding, Severity
+
+
+@hookimpl
+def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
+    schema = ctx.schema
+    if schema is None or not schema.relationship_types:
+        return []
+    min_similarity = float(ctx.option("fix_rel_types", "min_similarity", 0.6))
+    findings: list[Finding] = []
+    seen: set[int] = set()
+    for hop in read_hops(query):
+        if hop.rel.types is None or id(hop.rel) in seen:
+            continue
+        seen.add(id(hop.rel))
+        negated = {id(n) for neg in hop.rel.types.find_all(ast.LabelNot) for n in neg.walk()}
+        for name in hop.rel.types.find_all(ast.LabelName):
+            if schema.has_type(name.name):
+                continue
+            left, right = endpoint_labels(query, hop.left), endpoint_labels(query, hop.right)
+            candidates = schema.types_between(left or None, right or None)
+            best = max(candidates, key=lambda t: similarity(name.name, t), default=None)
+            # With an endpoint label the candidates are already narrowed by the schema;
+            # with none, every declared type is a candidate and only a similar name will do.
+            fixable = (
+                best is not None
+                and id(name) not in negated
+                and (
+                    bool(left or right)
+                    or len(candidates) == 1
+                    or similarity(name.name, best) >= min_similarity
+                )
+            )
+            where = f" between {_labels(left)} and {_labels(right)}" if left or right else ""
+            if fixable and best is not None:
+                findings.append(
+                    Finding(
+                        "SCH.UNKNOWN_REL_TYPE",
+                        Severity.WARNING,
+                        f"relationship type {name.name!r} is not in the schema; "
+                        f"{best!r} is the declared type{where}",
+                        name.name_span,
+                        fix=(Edit(*name.name_span, quote_name(best)),),
+                        hint=best,
+                    )
+                )
+            else:
+                findings.append(
+                    Finding(
+                        "SCH.UNKNOWN_REL_TYPE",
+                        Severity.WARNING,
+                        f"relationship type {name.name!r} is not in the schema and no declared "
+                        f"type fits{where}",
+                        name.name_span,
+                        hint=("declared: " + ", ".join(candidates[:8])) if candidates else None,
+                    )
+                )
+    return findings
+
+
+def _labels(labels: frozenset[str]) -> str:
+    return "(:" + "|".join(sorted(labels)) + ")" if labels else "()"

@@ -1,0 +1,83 @@
+"""Limits — bound what a query can return (`LIM.INJECTED`, `LIM.CAPPED`).
+
+A query whose final RETURN has no LIMIT gets `LIMIT <guard.default_limit>` appended (in each
+UNION branch, since a LIMIT binds to its branch), unless the RETURN is a pure aggregation
+(every item aggregates, so it yields one row). A literal LIMIT above `guard.max_limit` is
+lowered to it. A LIMIT given as a parameter cannot be judged here and is left alone.
+0 switches either bound off. Subquery RETURNs are not touched: the outer LIMIT bounds them.
+
+Example (default_limit 1000)::
+
+    MATCH (m:Movie) RETURN m.title   ->   MATCH (m:Movie) RETURN m.title LIMIT 1000
+"""
+
+from __future__ import annotations
+
+from proxy.context import GuardContext
+from proxy.cypher import ast
+from proxy.cypher.query import CypherQuery
+from proxy.hookspecs import hookimpl
+from proxy.model import Edit, Finding, Severity
+
+AGGREGATES = frozenset(
+    {
+        "count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp",
+        "percentilecont", "percentiledisc",
+    }
+)  # fmt: skip
+
+
+@hookimpl
+def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
+    default, cap = ctx.settings.default_limit, ctx.settings.max_limit
+    findings: list[Finding] = []
+    for statement in query.script.statements:
+        branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
+        for branch in branches:
+            ret = branch.clauses[-1] if branch.clauses else None
+            if not isinstance(ret, ast.Return):
+                continue
+            finding = _check_return(ret, default, cap)
+            if finding is not None:
+                findings.append(finding)
+    return findings
+
+
+def _check_return(ret: ast.Return, default: int, cap: int) -> Finding | None:
+    limit = ret.limit
+    if limit is None:
+        if not default or is_pure_aggregation(ret):
+            return None
+        return Finding(
+            "LIM.INJECTED",
+            Severity.INFO,
+            f"no LIMIT: LIMIT {default} appended (guard.default_limit)",
+            (ret.span[1], ret.span[1]),
+            fix=(Edit(ret.span[1], ret.span[1], f" LIMIT {default}"),),
+        )
+    value = limit.value if isinstance(limit, ast.Literal) else None
+    if cap and isinstance(value, int) and value > cap:
+        return Finding(
+            "LIM.CAPPED",
+            Severity.INFO,
+            f"LIMIT {value} exceeds guard.max_limit; lowered to {cap}",
+            limit.span,
+            fix=(Edit(*limit.span, str(cap)),),
+        )
+    return None
+
+
+def is_pure_aggregation(ret: ast.Projection) -> bool:
+    """Every returned item contains an aggregate (so the RETURN yields exactly one row)."""
+    if ret.star or not ret.items:
+        return False
+    return all(contains_aggregate(item.expr) for item in ret.items)
+
+
+def contains_aggregate(expr: ast.Node) -> bool:
+    """An aggregate at this projection's level (subqueries aggregate in their own scope)."""
+    if isinstance(expr, ast.FunctionCall) and expr.name.lower() in AGGREGATES:
+        return True
+    if isinstance(expr, ast.SubqueryExpr | ast.PatternComprehension):
+        return False
+    return any(contains_aggregate(child) for child in expr.children())

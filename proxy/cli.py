@@ -1,0 +1,175 @@
+"""The `query-guard` command: `check`, `schema`, `serve` (DESIGN §8)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+from proxy import __version__
+from proxy.config import Config, load_config
+from proxy.context import GuardContext
+from proxy.errors import QueryGuardError
+from proxy.model import Action, Verdict
+from proxy.pipeline import Guard, build_guard
+from proxy.schema import SchemaCatalog
+
+EXIT_OK, EXIT_BLOCKED, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except QueryGuardError as exc:
+        print(f"query-guard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="query-guard",
+        description="Guard LLM-written Cypher and Gremlin before they reach a graph database.",
+    )
+    parser.add_argument("--version", action="version", version=f"query-guard {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    check = sub.add_parser("check", help="check one query or a JSONL batch and print the verdict")
+    check.add_argument("query", nargs="?", help="the query (read from stdin when absent)")
+    check.add_argument("--language", choices=["cypher", "gremlin"], default="cypher")
+    check.add_argument("--schema", help="schema file: query-guard JSON, CypherBench JSON, triples")
+    check.add_argument("--config", help="TOML configuration file")
+    check.add_argument(
+        "--disable", action="append", default=[], metavar="RULE",
+        help="switch a rule off by name (repeatable), e.g. --disable limits",
+    )  # fmt: skip
+    check.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    check.add_argument("--batch", metavar="FILE.jsonl", help="one {id, query} object per line")
+    check.set_defaults(func=_cmd_check)
+
+    schema = sub.add_parser("schema", help="discover a live database's schema as JSON")
+    schema.add_argument("--uri", required=True, help="falkordb://host:port/graph or bolt://…")
+    schema.add_argument("--user", default=None)
+    schema.add_argument("--password", default=None)
+    schema.add_argument("--sample", type=int, default=1000, help="edges sampled per probe")
+    schema.add_argument("--out", default="-", help="output file (default: stdout)")
+    schema.set_defaults(func=_cmd_schema)
+
+    serve = sub.add_parser("serve", help="run the proxy (embedded FalkorDB when no backend)")
+    serve.add_argument("--config", help="TOML configuration file")
+    serve.set_defaults(func=_cmd_serve)
+    return parser
+
+
+# ---------------------------------------------------------------- check
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    schema_path = args.schema or config.guard_raw.get("schema") or None
+    schema = (
+        SchemaCatalog.load(schema_path, reciprocity_threshold=config.guard.reciprocity_threshold)
+        if schema_path
+        else None
+    )
+    guard = build_guard(config, schema, disable=args.disable)
+    if args.batch:
+        return _run_batch(guard, config, args.batch, args.language, sys.stdout)
+    query = args.query if args.query is not None else sys.stdin.read()
+    verdict = guard.check(query, args.language)
+    if args.json:
+        print(json.dumps(_verdict_json(verdict), ensure_ascii=False))
+    else:
+        _print_human(verdict, sys.stdout)
+    return EXIT_BLOCKED if verdict.action is Action.BLOCK else EXIT_OK
+
+
+def _run_batch(guard: Guard, config: Config, path: str, language: str, out: IO[str]) -> int:
+    """One output line per input line, same order; a bad line gets an `error` object."""
+    per_schema: dict[str, Guard] = {}
+    with open(path, encoding="utf-8") if path != "-" else sys.stdin as fp:
+        for lineno, line in enumerate(fp, 1):
+            if not line.strip():
+                continue
+            result: dict[str, Any]
+            try:
+                item = json.loads(line)
+                if not isinstance(item, dict) or not isinstance(item.get("query"), str):
+                    raise ValueError("each line must be an object with a string 'query'")
+                triples = item.get("schema_triples")
+                g = guard
+                if isinstance(triples, str):
+                    g = per_schema.get(triples) or per_schema.setdefault(
+                        triples, _with_schema(guard, config, triples)
+                    )
+                result = {"id": item.get("id"), **_verdict_json(g.check(item["query"], language))}
+            except (ValueError, QueryGuardError) as exc:
+                result = {"id": None, "error": {"line": lineno, "message": str(exc)}}
+            out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
+def _with_schema(guard: Guard, config: Config, triples: str) -> Guard:
+    schema = SchemaCatalog.from_triples(
+        triples, reciprocity_threshold=config.guard.reciprocity_threshold
+    )
+    ctx = GuardContext(schema, guard.ctx.settings, guard.ctx.rule_options, guard.ctx.gremlin)
+    return Guard(guard.pm, ctx, guard.languages)
+
+
+def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "action": str(verdict.action),
+        "query": verdict.query,
+        "findings": [
+            {
+                k: v
+                for k, v in f.to_dict().items()
+                if k in ("code", "severity", "message", "start", "end", "hint")
+            }
+            for f in verdict.findings
+        ],
+    }
+
+
+def _print_human(verdict: Verdict, out: IO[str]) -> None:
+    out.write(f"{verdict.action.upper()}\n")
+    for f in verdict.findings:
+        fixed = " (fixed)" if f.fix else ""
+        out.write(f"  {f.code:<24} {f.severity:<7} [{f.span[0]}:{f.span[1]}] {f.message}{fixed}\n")
+        if f.hint:
+            out.write(f"  {'':<24} hint: {f.hint}\n")
+    if verdict.action is Action.REWRITE:
+        out.write("\n" + verdict.query.rstrip("\n") + "\n")
+
+
+# ---------------------------------------------------------------- schema, serve
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from proxy.discovery import discover_from_uri, write_schema_json
+
+    auth = (args.user, args.password or "") if args.user else None
+    schema = asyncio.run(discover_from_uri(args.uri, auth=auth, sample=args.sample))
+    if args.out == "-":
+        write_schema_json(schema, sys.stdout)
+    else:
+        with open(args.out, "w", encoding="utf-8") as fp:
+            write_schema_json(schema, fp)
+    return EXIT_OK
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from proxy.server import serve
+
+    return serve(load_config(args.config))

@@ -1,0 +1,189 @@
+"""Operator configuration: one TOML file, validated key by key (errors name the key).
+
+Every key is declared once in `_KEYS` with its type and default; `conf/query-guard.toml`
+documents them all (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proxy.errors import ConfigError
+
+DEFAULT_ALLOWED_PROCEDURES: tuple[str, ...] = (
+    "db.labels",
+    "db.relationshipTypes",
+    "db.propertyKeys",
+    "db.schema.*",
+    "db.index.fulltext.queryNodes",
+    "db.index.fulltext.queryRelationships",
+    "db.index.vector.queryNodes",
+    "db.index.vector.queryRelationships",
+    "db.indexes",
+    "db.constraints",
+)
+
+# section -> key -> (accepted types, default). Tables whose keys are free (rule options,
+# similarity edge maps) are marked with `dict` as the only type of the section itself.
+_KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
+    "server": {
+        "bolt": ((str,), "127.0.0.1:7687"),
+        "http": ((str,), ""),
+        "gremlin": ((str,), ""),
+        "advertised_address": ((str,), ""),
+        "data_dir": ((str,), ".query-guard"),
+    },
+    "backend": {
+        "cypher": ((str,), ""),
+        "gremlin": ((str,), ""),
+        "user": ((str,), ""),
+        "password_env": ((str,), ""),
+        "credentials": ((str,), "passthrough"),
+        "database": ((str,), ""),
+    },
+    "guard": {
+        "read_only": ((bool,), True),
+        "default_limit": ((int,), 1000),
+        "max_limit": ((int,), 10000),
+        "allowed_procedures": ((list,), list(DEFAULT_ALLOWED_PROCEDURES)),
+        "reciprocity_threshold": ((float, int), 0.9),
+        "schema": ((str,), ""),
+        "discover_schema": ((bool,), True),
+        "schema_ttl_seconds": ((int,), 600),
+        "disable": ((list,), []),
+        "cache_size": ((int,), 4096),
+    },
+    "audit": {
+        "path": ((str,), ""),
+        "include_parameters": ((bool,), False),
+    },
+    "repair": {
+        "enabled": ((bool,), True),
+        "budget": ((int,), 3),
+        "tier1": ((bool,), True),
+        "grounding": ((bool,), True),
+        "relaxation": ((bool,), True),
+    },
+}
+_FREE_TABLES = {"rules", "gremlin", "repair.llm"}
+
+
+@dataclass(frozen=True, slots=True)
+class GuardSettings:
+    """What the pure pipeline needs from the configuration."""
+
+    read_only: bool = True
+    default_limit: int = 1000  # 0 = never inject a LIMIT
+    max_limit: int = 10000  # 0 = never cap
+    allowed_procedures: tuple[str, ...] = DEFAULT_ALLOWED_PROCEDURES
+    reciprocity_threshold: float = 0.9
+    disable: tuple[str, ...] = ()
+    cache_size: int = 4096
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole validated configuration (raw tables kept for sections owned by subsystems)."""
+
+    server: Mapping[str, Any]
+    backend: Mapping[str, Any]
+    guard: GuardSettings
+    guard_raw: Mapping[str, Any]
+    audit: Mapping[str, Any]
+    repair: Mapping[str, Any]
+    rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    gremlin: Mapping[str, Any] = field(default_factory=dict)
+    source: str = "<defaults>"
+
+    def rule_options(self, rule: str) -> Mapping[str, Any]:
+        return self.rules.get(rule, {})
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Read and validate a TOML file (None: all defaults)."""
+    if path is None:
+        return parse_config({})
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError("--config", f"file not found: {p}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("--config", f"{p} is not valid TOML: {exc}") from exc
+    return parse_config(raw, source=str(p))
+
+
+def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
+    sections: dict[str, dict[str, Any]] = {}
+    for name, table in raw.items():
+        if name not in _KEYS and name not in _FREE_TABLES:
+            known = ", ".join(sorted({*_KEYS, *_FREE_TABLES} - {"repair.llm"}))
+            raise ConfigError(name, f"unknown section; known sections: {known}")
+        if not isinstance(table, Mapping):
+            raise ConfigError(name, "must be a table ([section])")
+    for name, keys in _KEYS.items():
+        table = dict(raw.get(name, {}))
+        out: dict[str, Any] = {}
+        for key, value in table.items():
+            if key not in keys:
+                if name == "repair" and key == "llm" and isinstance(value, Mapping):
+                    out["llm"] = dict(value)
+                    continue
+                raise ConfigError(
+                    f"{name}.{key}", f"unknown key; known keys: {', '.join(sorted(keys))}"
+                )
+            types, _ = keys[key]
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                wanted = " or ".join(t.__name__ for t in types)
+                raise ConfigError(f"{name}.{key}", f"must be {wanted}, got {value!r}")
+            out[key] = value
+        for key, (_, default) in keys.items():
+            out.setdefault(key, default)
+        sections[name] = out
+    guard = _guard_settings(sections["guard"])
+    rules = raw.get("rules", {})
+    for rule, opts in rules.items():
+        if not isinstance(opts, Mapping):
+            raise ConfigError(f"rules.{rule}", "must be a table of options for that rule")
+    return Config(
+        server=sections["server"],
+        backend=sections["backend"],
+        guard=guard,
+        guard_raw=sections["guard"],
+        audit=sections["audit"],
+        repair=sections["repair"],
+        rules={k: dict(v) for k, v in rules.items()},
+        gremlin=dict(raw.get("gremlin", {})),
+        source=source,
+    )
+
+
+def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
+    for key in ("default_limit", "max_limit", "cache_size"):
+        if g[key] < 0:
+            raise ConfigError(f"guard.{key}", f"must be ≥ 0 (0 switches it off), got {g[key]}")
+    if g["default_limit"] and g["max_limit"] and g["default_limit"] > g["max_limit"]:
+        raise ConfigError("guard.default_limit", "must not exceed guard.max_limit")
+    if not 0.0 <= float(g["reciprocity_threshold"]) <= 1.0:
+        raise ConfigError("guard.reciprocity_threshold", "must be between 0 and 1")
+    for key in ("allowed_procedures", "disable"):
+        if not all(isinstance(x, str) for x in g[key]):
+            raise ConfigError(f"guard.{key}", "must be a list of strings")
+    return GuardSettings(
+        read_only=g["read_only"],
+        default_limit=g["default_limit"],
+        max_limit=g["max_limit"],
+        allowed_procedures=tuple(g["allowed_procedures"]),
+        reciprocity_threshold=float(g["reciprocity_threshold"]),
+        disable=tuple(g["disable"]),
+        cache_size=g["cache_size"],
+    )
+
+
+def documented_keys() -> dict[str, set[str]]:
+    """Section -> declared keys (the example config must document each)."""
+    return {name: set(keys) for name, keys in _KEYS.items()}

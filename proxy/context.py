@@ -1,0 +1,25 @@
+"""GuardContext: all a rule may know, gathered by I/O code and handed to the pure pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy.config import GuardSettings
+from proxy.schema import SchemaCatalog
+
+
+@dataclass(frozen=True)
+class GuardContext:
+    schema: SchemaCatalog | None = None
+    settings: GuardSettings = field(default_factory=GuardSettings)
+    rule_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    gremlin: Mapping[str, Any] = field(default_factory=dict)  # [gremlin.*] tables
+
+    def options(self, rule: str) -> Mapping[str, Any]:
+        """The `[rules.<rule>]` table of the configuration (empty when absent)."""
+        return self.rule_options.get(rule, {})
+
+    def option(self, rule: str, key: str, default: Any) -> Any:
+        return self.rule_options.get(rule, {}).get(key, default)

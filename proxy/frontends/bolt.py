@@ -1,0 +1,277 @@
+"""The Bolt frontend: an asyncio server that neo4j drivers connect to instead of the database.
+
+`BoltProtocol` moves bytes (handshake, chunk framing, flow control) and hands requests, in
+order, to a `BoltSession` (the spec's state machine) running in one task per connection.
+Misbehaving clients (garbage, truncated handshakes, oversized messages) lose their own
+connection with a log line; the server and the other connections carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections import deque
+from typing import Any
+
+from proxy.backends.base import Backend
+from proxy.bolt import messages as m
+from proxy.bolt.handshake import HandshakeError, ServerHandshake
+from proxy.bolt.session import Authenticate, BoltSession, Guard, OnQuery, ServerContext
+
+log = logging.getLogger("proxy.bolt")
+
+HANDSHAKE_TIMEOUT = 10.0
+# Flow control on the read side: stop reading while this many requests wait to be handled.
+MAX_PENDING_REQUESTS = 256
+RESUME_PENDING_REQUESTS = 64
+
+
+class BoltProtocol(asyncio.Protocol):
+    """One client connection."""
+
+    def __init__(
+        self,
+        ctx: ServerContext,
+        ids: itertools.count[int],
+        connections: set[BoltProtocol],
+        max_message_size: int = m.DEFAULT_MAX_MESSAGE,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    ) -> None:
+        self.ctx = ctx
+        self._ids = ids
+        self._connections = connections
+        self._handshake: ServerHandshake | None = ServerHandshake()
+        self._handshake_timeout = handshake_timeout
+        self._timer: asyncio.TimerHandle | None = None
+        self._dechunker = m.Dechunker(max_message_size)
+        self._pending: deque[bytes] = deque()
+        self._wakeup = asyncio.Event()
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+        self._reading_paused = False
+        self.transport: asyncio.Transport | None = None
+        self.session: BoltSession | None = None
+        self.worker: asyncio.Task[None] | None = None
+        self.peer = "?"
+        self.closed = False
+
+    # -- asyncio.Protocol -----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self._connections.add(self)
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self._handshake_timeout, self._handshake_expired)
+
+    def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self._handshake is not None:
+            data = self._negotiate(data)
+            if not data:
+                return
+        try:
+            frames = self._dechunker.feed(data)
+        except m.FramingError as exc:
+            self.abort(f"framing error: {exc}")
+            return
+        for frame in frames:
+            # Peek at the signature: RESET interrupts whatever is queued before it.
+            if len(frame) >= 2 and frame[1] == m.RESET and self.session is not None:
+                self.session.interrupt()
+            self._pending.append(frame)
+        if frames:
+            self._wakeup.set()
+        if len(self._pending) >= MAX_PENDING_REQUESTS and not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()  # type: ignore[union-attr]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._can_write.set()
+        self._wakeup.set()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.worker is None:
+            self._connections.discard(self)
+
+    def pause_writing(self) -> None:
+        self._can_write.clear()
+
+    def resume_writing(self) -> None:
+        self._can_write.set()
+
+    # -- handshake ------------------------------------------------------------------------
+
+    def _negotiate(self, data: bytes) -> bytes:
+        """Feed the handshake; returns bytes that follow it (already Bolt messages)."""
+        assert self._handshake is not None and self.transport is not None
+        try:
+            reply, rest = self._handshake.feed(data)
+        except HandshakeError as exc:
+            if exc.reply:
+                self.transport.write(exc.reply)
+            self.abort(f"handshake failed: {exc}", graceful=True)
+            return b""
+        if reply:
+            self.transport.write(reply)
+        version = self._handshake.version
+        if version is None:
+            return b""
+        self._handshake = None
+        if self._timer is not None:
+            self._timer.cancel()
+        connection_id = f"bolt-{next(self._ids)}"
+        self.session = BoltSession(self.ctx, version, self, self.peer, connection_id)
+        self.worker = asyncio.get_running_loop().create_task(self._serve())
+        log.debug("bolt %s: %s speaks Bolt %d.%d", connection_id, self.peer, *version)
+        return rest
+
+    def _handshake_expired(self) -> None:
+        if self._handshake is not None and not self.closed:
+            self.abort("handshake timed out")
+
+    # -- Output (what the session writes through) -----------------------------------------
+
+    def write(self, data: bytes) -> None:
+        if not self.closed and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+
+    async def drain(self) -> None:
+        if not self._can_write.is_set():
+            await self._can_write.wait()
+
+    def close(self) -> None:
+        """Orderly close after GOODBYE or a failed HELLO/LOGON: flush, then disconnect."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def abort(self, reason: str, graceful: bool = False) -> None:
+        """Drop a misbehaving client (its connection only)."""
+        if self.closed:
+            return
+        log.warning("bolt connection from %s closed: %s", self.peer, reason)
+        self.closed = True
+        self._wakeup.set()
+        if self.transport is not None:
+            if graceful:
+                self.transport.close()
+            else:
+                self.transport.abort()
+
+    # -- request loop ---------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        session = self.session
+        assert session is not None
+        try:
+            while not self.closed and not session.closed:
+                if not self._pending:
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
+                    continue
+                frame = self._pending.popleft()
+                if self._reading_paused and len(self._pending) <= RESUME_PENDING_REQUESTS:
+                    self._reading_paused = False
+                    if self.transport is not None and not self.transport.is_closing():
+                        self.transport.resume_reading()
+                try:
+                    request = m.decode_request(frame, session.codec)
+                except m.FramingError as exc:
+                    self.abort(f"invalid message: {exc}")
+                    break
+                await session.handle(request)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("bolt %s: connection loop failed", session.connection_id)
+            self.abort("internal error")
+        finally:
+            try:
+                await session.cleanup()  # roll back what a vanished client left open
+            finally:
+                self._connections.discard(self)
+
+
+class BoltFrontend:
+    """A Bolt server guarding every query: `await start()`, then point drivers at `.port`."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        guard: Guard,
+        backend: Backend,
+        advertised_address: str | None = None,
+        *,
+        on_query: OnQuery | None = None,
+        authenticate: Authenticate | None = None,
+        server_agent: str = "Neo4j/5.26.0",
+        home_database: str = "neo4j",
+        max_message_size: int = m.DEFAULT_MAX_MESSAGE,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        fetch_batch: int = 1000,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.advertised_address = advertised_address
+        self._ctx = ServerContext(
+            guard=guard,
+            backend=backend,
+            on_query=on_query,
+            authenticate=authenticate,
+            server_agent=server_agent,
+            home_database=home_database,
+            fetch_batch=fetch_batch,
+        )
+        self._max_message_size = max_message_size
+        self._handshake_timeout = handshake_timeout
+        self._server: asyncio.Server | None = None
+        self._connections: set[BoltProtocol] = set()
+        self._ids = itertools.count(1)
+
+    @property
+    def connections(self) -> int:
+        return len(self._connections)
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            self._protocol, self.host, self.port, start_serving=False
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._ctx.advertised_address = self.advertised_address or _address(self.host, self.port)
+        await self._server.start_serving()
+        log.info("bolt frontend listening on %s:%d", self.host, self.port)
+
+    def _protocol(self) -> BoltProtocol:
+        return BoltProtocol(
+            self._ctx, self._ids, self._connections, self._max_message_size,
+            self._handshake_timeout,
+        )
+
+    async def close(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        workers: list[asyncio.Task[Any]] = []
+        for conn in list(self._connections):
+            conn.abort("server shutting down", graceful=True)
+            if conn.worker is not None:
+                workers.append(conn.worker)
+        if workers:
+            await asyncio.wait(workers, timeout=5)
+        await self._server.wait_closed()
+        self._server = None
+
+
+def _address(host: str, port: int) -> str:
+    if host in ("", "0.0.0.0", "::"):
+        host = "localhost"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{port}"

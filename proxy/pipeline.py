@@ -1,0 +1,272 @@
+"""The guard pipeline: text → AST → findings/edits → verdict. Pure and synchronous.
+
+Each round runs the text-stage rules (fences), parses, runs every rule plugin in hook order,
+applies the non-overlapping fixes and re-parses; it repeats until no rule proposes a fix (at
+most `MAX_ROUNDS`). Findings are reported with spans in the *original* text's coordinates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+from cachetools import LRUCache
+
+from proxy.context import GuardContext
+from proxy.model import Action, Edit, Finding, Severity, Verdict, apply_edits
+
+log = logging.getLogger(__name__)
+
+MAX_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Language:
+    """How the pipeline parses one query language and which hook checks it."""
+
+    name: str
+    parse: Callable[[str], Any]
+    syntax_errors: tuple[type[Exception], ...]
+    hook: str
+    # turns a syntax exception into findings (SYN.PARSE, or SEC.SCRIPT for Gremlin scripts)
+    describe_error: Callable[[Exception, str], list[Finding]]
+
+
+def _cypher_language() -> Language:
+    from proxy.cypher.parser import CypherSyntaxError
+    from proxy.cypher.query import CypherQuery
+
+    def describe(exc: Exception, text: str) -> list[Finding]:
+        assert isinstance(exc, CypherSyntaxError)
+        pos = min(max(exc.offset, 0), len(text))
+        return [
+            Finding(
+                "SYN.PARSE",
+                Severity.ERROR,
+                f"Cypher syntax error at {exc.message}",
+                (pos, min(pos + 1, len(text))),
+                hint=("expected " + ", ".join(exc.expected[:8])) if exc.expected else None,
+                rule="parser",
+            )
+        ]
+
+    return Language("cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe)
+
+
+def default_languages() -> dict[str, Language]:
+    langs = {"cypher": _cypher_language()}
+    try:
+        from proxy.gremlin.language import gremlin_language
+    except ImportError:  # the Gremlin front end is optional at this layer
+        return langs
+    langs["gremlin"] = gremlin_language()
+    return langs
+
+
+class Guard:
+    """One configured guard: plugin manager + context + verdict cache (per server instance)."""
+
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        ctx: GuardContext,
+        languages: dict[str, Language] | None = None,
+        cache_size: int | None = None,
+    ) -> None:
+        self.pm = pm
+        self.ctx = ctx
+        self.languages = languages or default_languages()
+        size = ctx.settings.cache_size if cache_size is None else cache_size
+        self._cache: LRUCache[tuple[str, str], Verdict] | None = (
+            LRUCache(maxsize=size) if size > 0 else None
+        )
+
+    def check(self, text: str, language: str = "cypher") -> Verdict:
+        if self._cache is not None:
+            hit = self._cache.get((language, text))
+            if hit is not None:
+                return hit
+        verdict = self._check(text, language)
+        if self._cache is not None:
+            self._cache[(language, text)] = verdict
+        return verdict
+
+    # ------------------------------------------------------------------ the rounds
+
+    def _check(self, original: str, language: str) -> Verdict:
+        lang = self.languages.get(language)
+        if lang is None:
+            known = sorted(self.languages)
+            raise ValueError(f"unknown query language {language!r}; known: {known}")
+        text = original
+        history: list[list[Edit]] = []  # edits applied per step, for mapping spans back
+        kept: list[Finding] = []  # findings whose fixes were applied, original coordinates
+        latest: list[Finding] = []
+        for round_no in range(MAX_ROUNDS + 1):
+            text_findings = self._run_text_rules(text, language)
+            edits = _select_edits(text_findings)
+            if edits:
+                kept += _map_findings(_applied(text_findings, edits), history)
+                text = apply_edits(text, edits)
+                history.append(edits)
+            try:
+                parsed = lang.parse(text)
+            except lang.syntax_errors as exc:
+                latest = _map_findings(lang.describe_error(exc, text), history)
+                return self._verdict(original, text, kept, latest)
+            findings = self._run_rules(lang.hook, parsed, language)
+            unfixed_text = [f for f in text_findings if not f.fix]
+            findings = unfixed_text + findings
+            if any(f.severity is Severity.ERROR for f in findings):
+                latest = _map_findings(findings, history)
+                return self._verdict(original, text, kept, latest)
+            edits = _select_edits(findings)
+            latest = _map_findings(findings, history)
+            if not edits or round_no == MAX_ROUNDS:
+                break
+            candidate = apply_edits(text, edits)
+            try:
+                lang.parse(candidate)
+            except lang.syntax_errors:
+                # A rule produced text that does not parse: keep the query as it was and say
+                # so, rather than forward something broken.
+                log.warning("rule edits broke the query; edits dropped: %r", edits)
+                latest = [f if not f.fix else _unfixed(f) for f in latest]
+                break
+            kept += [f for f in latest if f.fix and _fix_in(f, edits)]
+            history.append(edits)
+            text = candidate
+        latest = [f for f in latest if not f.fix]
+        return self._verdict(original, text, kept, latest)
+
+    def _verdict(
+        self, original: str, text: str, kept: list[Finding], latest: list[Finding]
+    ) -> Verdict:
+        findings = tuple(_dedupe([*kept, *latest]))
+        if any(f.severity is Severity.ERROR for f in findings):
+            return Verdict(Action.BLOCK, original, findings, original)
+        action = Action.ALLOW if text == original else Action.REWRITE
+        return Verdict(action, text, findings, original)
+
+    def _run_text_rules(self, text: str, language: str) -> list[Finding]:
+        return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})
+
+    def _run_rules(self, hook: str, parsed: Any, language: str) -> list[Finding]:
+        arg = "query" if language == "cypher" else "traversal"
+        return self._call(hook, {arg: parsed, "ctx": self.ctx})
+
+    def _call(self, hook_name: str, kwargs: dict[str, Any]) -> list[Finding]:
+        """Call every implementation in pluggy's order, tagging findings with the plugin name.
+
+        A rule that raises must not take the proxy down: its failure becomes a warning."""
+        hook = getattr(self.pm.hook, hook_name)
+        out: list[Finding] = []
+        for impl in reversed(hook.get_hookimpls()):
+            args = {name: kwargs[name] for name in impl.argnames}
+            try:
+                result = impl.function(**args)
+            except Exception as exc:  # a plugin bug: report, never crash the guard
+                log.exception("rule %s failed", impl.plugin_name)
+                out.append(
+                    Finding(
+                        "GUARD.RULE_ERROR",
+                        Severity.WARNING,
+                        f"rule {impl.plugin_name} failed and was skipped: {exc!r}",
+                        (0, 0),
+                        rule=impl.plugin_name,
+                    )
+                )
+                continue
+            for finding in result or ():
+                if not finding.rule:
+                    finding = finding.with_span(finding.span, impl.plugin_name)
+                out.append(finding)
+        return out
+
+
+# ---------------------------------------------------------------- edits and spans
+
+
+def _select_edits(findings: Iterable[Finding]) -> list[Edit]:
+    """The edits of every fix that does not overlap an earlier fix (a fix is all-or-nothing)."""
+    chosen: list[Edit] = []
+    for f in findings:
+        if not f.fix:
+            continue
+        if any(e.overlaps(c) for e in f.fix for c in chosen):
+            continue
+        if any(a is not b and a.overlaps(b) for a in f.fix for b in f.fix):
+            continue
+        chosen.extend(f.fix)
+    return chosen
+
+
+def _fix_in(f: Finding, edits: Sequence[Edit]) -> bool:
+    return bool(f.fix) and all(e in edits for e in f.fix or ())
+
+
+def _applied(findings: list[Finding], edits: list[Edit]) -> list[Finding]:
+    return [f for f in findings if _fix_in(f, edits)]
+
+
+def _unfixed(f: Finding) -> Finding:
+    return Finding(f.code, f.severity, f.message, f.span, None, f.hint, f.rule)
+
+
+def _map_back(pos: int, edits: Sequence[Edit], is_end: bool) -> int:
+    """Map an offset in the text after `edits` to the text before them."""
+    delta = 0
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        new_start = e.start + delta
+        new_end = new_start + len(e.replacement)
+        if pos < new_start or (pos == new_start and not is_end):
+            break
+        if pos <= new_end:
+            return e.end if is_end else e.start
+        delta += len(e.replacement) - (e.end - e.start)
+    return pos - delta
+
+
+def _map_findings(findings: Iterable[Finding], history: list[list[Edit]]) -> list[Finding]:
+    out = []
+    for f in findings:
+        start, end = f.span
+        for edits in reversed(history):
+            start, end = _map_back(start, edits, False), _map_back(end, edits, True)
+        out.append(f if (start, end) == f.span else f.with_span((start, max(start, end))))
+    return out
+
+
+def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
+    seen: set[tuple[str, tuple[int, int], str]] = set()
+    out = []
+    for f in findings:
+        key = (f.code, f.span, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def build_guard(
+    config: Any = None,
+    schema: Any = None,
+    disable: Iterable[str] = (),
+    extra_plugins: Iterable[object] = (),
+    entry_points: bool = True,
+) -> Guard:
+    """A Guard from a validated `Config` (None: defaults), a schema catalog and plugin choices."""
+    from proxy.config import parse_config
+    from proxy.plugins import build_plugin_manager
+
+    cfg = config if config is not None else parse_config({})
+    pm = build_plugin_manager(
+        disable=[*cfg.guard.disable, *disable], extra=extra_plugins, entry_points=entry_points
+    )
+    ctx = GuardContext(
+        schema=schema, settings=cfg.guard, rule_options=cfg.rules, gremlin=cfg.gremlin
+    )
+    return Guard(pm, ctx)

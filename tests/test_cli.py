@@ -1,0 +1,75 @@
+"""`query-guard check` as DESIGN §8 specifies: single query, --json, --batch, --disable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from proxy.cli import main
+
+SCHEMA = "(Person, WORKS_AT, Organization), (Person, KNOWS, Person)"
+
+
+@pytest.fixture()
+def schema_file(tmp_path: Path) -> Path:
+    path = tmp_path / "schema.txt"
+    path.write_text(SCHEMA)
+    return path
+
+
+def test_check_json(schema_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    q = "MATCH (o:Organization)-[:WORKS_AT]->(p:Person) RETURN o.name"
+    assert main(["check", "--schema", str(schema_file), "--json", q]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["action"] == "rewrite"
+    assert out["query"] == "MATCH (o:Organization)<-[:WORKS_AT]-(p:Person) RETURN o.name LIMIT 1000"
+    assert [f["code"] for f in out["findings"]] == ["DIR.REVERSED", "LIM.INJECTED"]
+    assert {"code", "severity", "message", "start", "end"} <= set(out["findings"][0])
+
+
+def test_check_human_block_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "MATCH (n) DETACH DELETE n"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("BLOCK") and "SEC.WRITE" in out
+
+
+def test_disable_rule_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--json", "--disable", "limits", "MATCH (n) RETURN n"]) == 0
+    assert json.loads(capsys.readouterr().out)["action"] == "allow"
+    assert main(["check", "--disable", "no_such_rule", "RETURN 1"]) == 2
+    assert "no_such_rule" in capsys.readouterr().err
+
+
+def test_batch_keeps_order_uses_line_schema_and_survives_bad_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch = tmp_path / "in.jsonl"
+    lines = [
+        {"id": 1, "query": "MATCH (o:Organization)-[:WORKS_AT]->(p:Person) RETURN p",
+         "schema_triples": SCHEMA},
+        "this is not json",
+        {"id": "three", "query": "MATCH (n) RETURN n; MATCH (m) DELETE m"},
+        {"id": 4, "query": "MATCH (p:Person)-[:KNOWS]->(:Person) RETURN count(*)"},
+    ]  # fmt: skip
+    batch.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    assert main(["check", "--batch", str(batch), "--disable", "limits"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o.get("id") for o in out] == [1, None, "three", 4]
+    assert out[0]["action"] == "rewrite" and "<-[:WORKS_AT]-" in out[0]["query"]
+    assert out[1]["error"]["line"] == 2
+    assert out[2]["action"] == "block"
+    assert {f["code"] for f in out[2]["findings"]} >= {"SEC.MULTI_STATEMENT", "SEC.WRITE"}
+    assert out[3] == {"id": 4, "action": "allow", "query": lines[3]["query"], "findings": []}
+
+
+def test_python_dash_m_proxy_is_the_cli() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "proxy", "check", "--json", "RETURN 1 AS one"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["action"] == "allow"

@@ -1,0 +1,134 @@
+"""The pipeline's contract: fixpoint rounds, span-preserving edits, idempotence, never crashing."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from proxy.cypher.parser import parse
+
+from proxy.config import parse_config
+from proxy.hookspecs import hookimpl
+from proxy.model import Action, Edit, Finding, Severity
+from proxy.pipeline import build_guard
+from proxy.schema import SchemaCatalog
+
+SCHEMA = SchemaCatalog.from_dict(
+    {
+        "nodes": {"Person": ["name", "born"], "Organization": ["name"], "Movie": ["title"]},
+        "relationships": [
+            {"start": "Person", "type": "WORKS_AT", "end": "Organization"},
+            {"start": "Person", "type": "KNOWS", "end": "Person", "reciprocity": 1.0},
+            {"start": "Person", "type": "ACTED_IN", "end": "Movie"},
+        ],
+    }
+)
+GUARD = build_guard(parse_config({}), SCHEMA, entry_points=False)
+
+labels = st.sampled_from(["", ":Person", ":Organization", ":Movie", ":Genre", ":Person:Movie"])
+types = st.sampled_from(["", ":WORKS_AT", ":KNOWS", ":ACTED_IN", ":STARRED_IN", ":KNOWS|WORKS_AT"])
+arrows = st.sampled_from([("-[", "]->"), ("<-[", "]-"), ("-[", "]-")])
+space = st.sampled_from(["", " ", "  ", "\n"])
+
+
+@st.composite
+def queries(draw: st.DrawFn) -> str:
+    hops = draw(st.integers(1, 3))
+    names = ["a", "b", "c", "d"]
+    out = f"MATCH ({names[0]}{draw(labels)})"
+    for i in range(hops):
+        left, right = draw(arrows)
+        out += f"{left}{draw(types)}{right}({names[i + 1]}{draw(labels)})"
+    if draw(st.booleans()):
+        out += f"{draw(space)}WHERE a.name = 'x' // note"
+    out += draw(st.sampled_from(["\nRETURN a", " RETURN count(*)", " RETURN a.name LIMIT 99999"]))
+    return out
+
+
+def _changed_regions(a: str, b: str) -> list[tuple[int, int]]:
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return [(i1, i2) for tag, i1, i2, _, _ in ops if tag != "equal"]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(queries())
+def test_rewrites_reparse_are_idempotent_and_stay_in_their_spans(query: str) -> None:
+    verdict = GUARD.check(query)
+    assert verdict.action in (Action.ALLOW, Action.REWRITE)
+    parse(verdict.query)  # a rewritten query always re-parses
+    assert GUARD.check(verdict.query).query == verdict.query  # idempotent
+    fixed = [f.span for f in verdict.findings if f.fix]
+    for i1, i2 in _changed_regions(query, verdict.query):
+        assert any(s <= i1 and i2 <= e for s, e in fixed), (query, verdict.query, (i1, i2))
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=200))
+def test_guard_never_raises_on_arbitrary_text(text: str) -> None:
+    verdict = GUARD.check(text)
+    assert verdict.action in tuple(Action)
+    if verdict.action is Action.BLOCK:
+        assert verdict.query == text
+
+
+def test_parse_error_is_a_structured_blocking_finding() -> None:
+    verdict = GUARD.check("MATCH (n:Person)\nRETRUN n")
+    assert verdict.action is Action.BLOCK
+    (finding,) = verdict.findings
+    assert finding.code == "SYN.PARSE"
+    assert "line 2" in finding.message
+    assert finding.hint and "RETURN" in finding.hint
+
+
+def test_fixes_from_several_rounds_compose_and_map_to_original_spans() -> None:
+    text = "MATCH (o:Organization)-[:EMPLOYS]->(p:Person) RETURN o.name"
+    verdict = GUARD.check(text)
+    assert verdict.query == (
+        "MATCH (o:Organization)<-[:WORKS_AT]-(p:Person) RETURN o.name LIMIT 1000"
+    )
+    codes = verdict.codes
+    assert codes.count("SCH.UNKNOWN_REL_TYPE") == 1 and "DIR.REVERSED" in codes
+    rel_type = next(f for f in verdict.findings if f.code == "SCH.UNKNOWN_REL_TYPE")
+    assert text[rel_type.span[0] : rel_type.span[1]] == "EMPLOYS"
+    limit = next(f for f in verdict.findings if f.code == "LIM.INJECTED")
+    assert limit.span == (len(text), len(text))
+
+
+def test_verdicts_are_cached_per_guard() -> None:
+    guard = build_guard(parse_config({}), SCHEMA, entry_points=False)
+    first = guard.check("MATCH (n:Person) RETURN n")
+    assert guard.check("MATCH (n:Person) RETURN n") is first
+
+
+class _Shout:
+    """A third-party rule: upper-cases a lower-case `match` keyword."""
+
+    name = "shout"
+
+    @hookimpl
+    def guard_cypher(self, query, ctx):  # type: ignore[no-untyped-def]
+        if query.text.startswith("match"):
+            return [Finding("PAT.KEYWORD", Severity.INFO, "upper-cased", (0, 5),
+                            fix=(Edit(0, 5, "MATCH"),))]
+        return []
+
+
+class _Broken:
+    name = "broken"
+
+    @hookimpl
+    def guard_cypher(self, query, ctx):  # type: ignore[no-untyped-def]
+        raise RuntimeError("bug in a plugin")
+
+
+def test_third_party_rule_runs_and_a_crashing_rule_is_contained() -> None:
+    guard = build_guard(
+        parse_config({"guard": {"disable": ["limits"]}}), SCHEMA,
+        extra_plugins=[_Shout(), _Broken()], entry_points=False,
+    )
+    verdict = guard.check("match (n:Person) RETURN n")
+    assert verdict.query == "MATCH (n:Person) RETURN n"
+    assert "PAT.KEYWORD" in verdict.codes
+    broken = [f for f in verdict.findings if f.code == "GUARD.RULE_ERROR"]
+    assert broken and broken[0].rule == "broken" and broken[0].severity == "warning"

@@ -1,0 +1,81 @@
+"""Fixture pairs per rule: tests/fixtures/<rule>/<case>.cypher.
+
+A fixture file holds header lines `//! key: value` (schema triples or a schema file name under
+tests/fixtures/schemas/, config `key=value` pairs for [guard], expected codes and action), the
+input query, a line `//=>`, and the expected output query. Only the named rule runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proxy.config import parse_config
+from proxy.context import GuardContext
+from proxy.pipeline import Guard
+from proxy.plugins import build_plugin_manager
+from proxy.schema import SchemaCatalog
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _cases() -> list[Path]:
+    return sorted(p for p in FIXTURES.glob("*/*.cypher"))
+
+
+def _parse_fixture(path: Path) -> tuple[dict[str, str], str, str]:
+    headers: dict[str, str] = {}
+    body: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.startswith("//! ") and not body:
+            key, _, value = line[4:].partition(":")
+            headers[key.strip()] = value.strip()
+        else:
+            body.append(line)
+    text = "".join(body)
+    source, sep, expected = text.partition("//=>\n")
+    assert sep, f"{path}: missing the //=> separator"
+    return headers, source.rstrip("\n"), expected.rstrip("\n")
+
+
+def _guard(rule: str, headers: dict[str, str]) -> Guard:
+    guard_cfg: dict[str, object] = {}
+    for pair in filter(None, (p.strip() for p in headers.get("config", "").split(","))):
+        key, _, value = pair.partition("=")
+        guard_cfg[key.strip()] = _value(value.strip())
+    config = parse_config({"guard": guard_cfg})
+    schema = None
+    if "schema" in headers:
+        schema = SchemaCatalog.from_triples(headers["schema"])
+    elif "schema-file" in headers:
+        schema = SchemaCatalog.load(FIXTURES / "schemas" / headers["schema-file"])
+    pm = build_plugin_manager(builtins=[f"plugins.{rule}"], entry_points=False)
+    return Guard(pm, GuardContext(schema=schema, settings=config.guard))
+
+
+def _value(text: str) -> object:
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+@pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_rule_fixture(path: Path) -> None:
+    headers, source, expected = _parse_fixture(path)
+    verdict = _guard(path.parent.name, headers).check(source)
+    assert verdict.action == headers.get("action", verdict.action)
+    assert verdict.query == expected
+    if "codes" in headers:
+        wanted = sorted(c.strip() for c in headers["codes"].split(",") if c.strip())
+        assert sorted(set(verdict.codes)) == wanted
+
+
+def test_every_builtin_rule_has_fixtures() -> None:
+    from proxy.plugins import builtin_rule_names
+
+    missing = [r for r in builtin_rule_names() if not list((FIXTURES / r).glob("*.cypher"))]
+    assert not missing, f"rules without fixtures: {missing}"
