@@ -17,8 +17,8 @@ from proxy.model import Edit, Finding, Severity
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.S)
 _CYPHER_START = re.compile(
-    r"(?:MATCH|OPTIONAL|WITH|UNWIND|RETURN|CALL|CREATE|MERGE|DELETE|DETACH|SET|REMOVE|FOREACH|"
-    r"LOAD|USE|EXPLAIN|PROFILE|SHOW|DROP|UNION|//|/\*)\b",
+    r"(?:(?:MATCH|OPTIONAL|WITH|UNWIND|RETURN|CALL|CREATE|MERGE|DELETE|DETACH|SET|REMOVE|"
+    r"FOREACH|LOAD|USE|EXPLAIN|PROFILE|SHOW|DROP|UNION)\b|//|/\*)",
     re.I,
 )
 _GREMLIN_START = re.compile(r"(?:g\s*\.|__\s*\.|//)")
@@ -36,7 +36,8 @@ def _fenced(text: str) -> list[Finding]:
     m = _FENCE.search(text)
     if m is None:
         return []
-    body_start, body_end = m.start(2), m.end(2)
+    body_start = m.start(2)
+    body_end = body_start + len(m.group(2).rstrip())
     edits = []
     if body_start > 0:
         edits.append(Edit(0, body_start, ""))

@@ -1,10 +1,11 @@
 """Limits — bound what a query can return (`LIM.INJECTED`, `LIM.CAPPED`).
 
 A query whose final RETURN has no LIMIT gets `LIMIT <guard.default_limit>` appended (in each
-UNION branch, since a LIMIT binds to its branch), unless the RETURN is a pure aggregation
-(every item aggregates, so it yields one row). A literal LIMIT above `guard.max_limit` is
-lowered to it. A LIMIT given as a parameter cannot be judged here and is left alone.
-0 switches either bound off. Subquery RETURNs are not touched: the outer LIMIT bounds them.
+UNION branch, since a LIMIT binds to its branch), unless it yields one row anyway: a pure
+aggregation (every item aggregates) or a RETURN preceded only by WITH projections. A
+literal LIMIT above `guard.max_limit` is lowered to it. A LIMIT given as a parameter cannot
+be judged here and is left alone. 0 switches either bound off. Subquery RETURNs are not
+touched: the outer LIMIT bounds them.
 
 Example (default_limit 1000)::
 
@@ -35,12 +36,17 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
         branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
         for branch in branches:
             ret = branch.clauses[-1] if branch.clauses else None
-            if not isinstance(ret, ast.Return):
+            if not isinstance(ret, ast.Return) or _single_row_source(branch.clauses[:-1]):
                 continue
             finding = _check_return(ret, default, cap)
             if finding is not None:
                 findings.append(finding)
     return findings
+
+
+def _single_row_source(clauses: list[ast.Clause]) -> bool:
+    """Only projections before the RETURN (`RETURN 1`, `WITH 2 AS x RETURN x`): one row."""
+    return all(isinstance(c, ast.With) for c in clauses)
 
 
 def _check_return(ret: ast.Return, default: int, cap: int) -> Finding | None:

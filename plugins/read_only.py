@@ -63,7 +63,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
             )
         )
     allowed = [p.lower() for p in settings.allowed_procedures]
-    for node in query.script.walk():
+    for node in query.nodes:
         if settings.read_only:
             message = _write_message(node)
             if message:

@@ -28,21 +28,21 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     schema = ctx.schema
     if schema is None or not schema.labels:
         return []
-    written = {id(n) for c in query.script.find_all(ast.Create, ast.Merge) for n in c.walk()}
+    written = query.written()
     findings: list[Finding] = []
     findings += _labels(query, schema, written)
     findings += _properties(query, schema, written)
     return findings
 
 
-def _labels(query: CypherQuery, schema: SchemaCatalog, written: set[int]) -> list[Finding]:
+def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) -> list[Finding]:
     out = []
     exprs = [
         n.labels
-        for n in query.script.find_all(ast.NodePattern)
+        for n in query.find(ast.NodePattern)
         if n.labels is not None and id(n) not in written
     ]
-    exprs += [c.labels for c in query.script.find_all(ast.LabelCheck)]
+    exprs += [c.labels for c in query.find(ast.LabelCheck)]
     for expr in exprs:
         for name in expr.find_all(ast.LabelName):
             if name.name in schema.labels:
@@ -61,16 +61,18 @@ def _labels(query: CypherQuery, schema: SchemaCatalog, written: set[int]) -> lis
     return out
 
 
-def _properties(query: CypherQuery, schema: SchemaCatalog, written: set[int]) -> list[Finding]:
+def _properties(
+    query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]
+) -> list[Finding]:
     rel_types = _relationship_variables(query)
     check_rels = bool(schema.all_relationship_properties)
     out = []
     # (variable, key, key span)
     uses: list[tuple[ast.Variable | ast.NodePattern, str, tuple[int, int]]] = []
-    for lookup in query.script.find_all(ast.PropertyLookup):
+    for lookup in query.find(ast.PropertyLookup):
         if isinstance(lookup.subject, ast.Variable) and id(lookup) not in written:
             uses.append((lookup.subject, lookup.key, lookup.key_span))
-    for node in query.script.find_all(ast.NodePattern):
+    for node in query.find(ast.NodePattern):
         if isinstance(node.properties, ast.MapLiteral) and id(node) not in written:
             uses += [(node, key, span) for key, span, _ in node.properties.entries]
     for subject, key, span in uses:
@@ -110,7 +112,7 @@ def _relationship_variables(query: CypherQuery) -> dict[str, set[str]]:
     """Relationship variable name -> the plain types it is written with (empty: unknown)."""
     out: dict[str, set[str]] = {}
     unknown: set[str] = set()
-    for rel in query.script.find_all(ast.RelPattern):
+    for rel in query.find(ast.RelPattern):
         if rel.variable is None:
             continue
         name = rel.variable.name

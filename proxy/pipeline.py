@@ -85,6 +85,8 @@ class Guard:
         )
 
     def check(self, text: str, language: str = "cypher") -> Verdict:
+        if not isinstance(text, str):
+            raise TypeError(f"the query must be a string, not {type(text).__name__}")
         if self._cache is not None:
             hit = self._cache.get((language, text))
             if hit is not None:
@@ -105,6 +107,7 @@ class Guard:
         history: list[list[Edit]] = []  # edits applied per step, for mapping spans back
         kept: list[Finding] = []  # findings whose fixes were applied, original coordinates
         latest: list[Finding] = []
+        parsed: Any = None  # the parse of `text`, when the previous round already made it
         for round_no in range(MAX_ROUNDS + 1):
             text_findings = self._run_text_rules(text, language)
             edits = _select_edits(text_findings)
@@ -112,29 +115,29 @@ class Guard:
                 kept += _map_findings(_applied(text_findings, edits), history)
                 text = apply_edits(text, edits)
                 history.append(edits)
-            try:
-                parsed = lang.parse(text)
-            except lang.syntax_errors as exc:
-                latest = _map_findings(lang.describe_error(exc, text), history)
-                return self._verdict(original, text, kept, latest)
-            findings = self._run_rules(lang.hook, parsed, language)
-            unfixed_text = [f for f in text_findings if not f.fix]
-            findings = unfixed_text + findings
+                parsed = None
+            if parsed is None:
+                try:
+                    parsed = lang.parse(text)
+                except lang.syntax_errors as exc:
+                    latest = _map_findings(lang.describe_error(exc, text), history)
+                    return self._verdict(original, text, kept, latest)
+            findings = [f for f in text_findings if not f.fix]
+            findings += self._run_rules(lang.hook, parsed, language)
+            latest = _map_findings(findings, history)
             if any(f.severity is Severity.ERROR for f in findings):
-                latest = _map_findings(findings, history)
                 return self._verdict(original, text, kept, latest)
             edits = _select_edits(findings)
-            latest = _map_findings(findings, history)
             if not edits or round_no == MAX_ROUNDS:
                 break
             candidate = apply_edits(text, edits)
             try:
-                lang.parse(candidate)
+                parsed = lang.parse(candidate)
             except lang.syntax_errors:
                 # A rule produced text that does not parse: keep the query as it was and say
                 # so, rather than forward something broken.
                 log.warning("rule edits broke the query; edits dropped: %r", edits)
-                latest = [f if not f.fix else _unfixed(f) for f in latest]
+                latest = [_unfixed(f) if f.fix else f for f in latest]
                 break
             kept += [f for f in latest if f.fix and _fix_in(f, edits)]
             history.append(edits)

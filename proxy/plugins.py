@@ -65,9 +65,8 @@ def build_plugin_manager(
     except pluggy.PluginValidationError as exc:
         raise PluginError(str(exc)) from exc
     known = {m.rsplit(".", 1)[1] for m in modules} | {
-        n for n, _ in pm.list_name_plugin() if n is not None
+        name for name, plugin in pm.list_name_plugin() if plugin is not None
     }
-    known |= {ep.name for _, ep in pm.list_plugin_distinfo() if hasattr(ep, "name")}
     unknown = [n for n in disabled if n not in known and not _entry_point_named(n)]
     if unknown:
         raise PluginError(

@@ -117,8 +117,36 @@ class SchemaCatalog:
         return cls.from_dict({"nodes": nodes, "relationships": rels}, **kw)
 
     @classmethod
+    def from_structured_schema(cls, data: Mapping[str, Any], **kw: Any) -> SchemaCatalog:
+        """The `structured_schema` of neo4j-graphrag / LangChain's Neo4jGraph:
+        `{node_props: {Label: [{property, type}]}, rel_props: {…}, relationships: [{start,
+        type, end}]}`."""
+        try:
+            nodes = {
+                label: [p["property"] for p in props]
+                for label, props in (data.get("node_props") or {}).items()
+            }
+            rel_props = {
+                t: [p["property"] for p in props]
+                for t, props in (data.get("rel_props") or {}).items()
+            }
+            rels = [
+                {
+                    "start": r["start"],
+                    "type": r["type"],
+                    "end": r["end"],
+                    "properties": rel_props.get(r["type"], []),
+                }
+                for r in data["relationships"]
+            ]
+        except (KeyError, TypeError) as exc:
+            raise SchemaFormatError(f"not a structured schema: missing {exc}") from exc
+        return cls.from_dict({"nodes": nodes, "relationships": rels}, **kw)
+
+    @classmethod
     def load(cls, path: str | Path, **kw: Any) -> SchemaCatalog:
-        """A schema file: DESIGN §3 JSON, CypherBench JSON, or a text file of triples."""
+        """A schema file: DESIGN §3 JSON, CypherBench JSON, a Neo4j structured schema (JSON),
+        or a text file of triples."""
         text = Path(path).read_text(encoding="utf-8")
         if not text.lstrip().startswith("{"):
             return cls.from_triples(text, **kw)
@@ -128,6 +156,8 @@ class SchemaCatalog:
             raise SchemaFormatError(f"{path}: invalid JSON: {exc}") from exc
         if isinstance(data, dict) and "entities" in data:
             return cls.from_cypherbench(data, **kw)
+        if isinstance(data, dict) and "node_props" in data:
+            return cls.from_structured_schema(data, **kw)
         return cls.from_dict(data, **kw)
 
     def to_dict(self) -> dict[str, Any]:

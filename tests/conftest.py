@@ -55,3 +55,13 @@ def fresh_graph(falkordb_server: EmbeddedFalkorDB) -> Iterator[tuple[str, str]]:
     with redis.Redis(host=falkordb_server.host, port=falkordb_server.port) as client:
         if client.exists(name):
             client.execute_command("GRAPH.DELETE", name)
+
+
+@pytest.fixture
+def fresh_movie_graph(
+    falkordb_server: EmbeddedFalkorDB, fresh_graph: tuple[str, str]
+) -> tuple[str, str]:
+    """(graph name, URL) of a private, writable copy of the movie graph."""
+    name, url = fresh_graph
+    load_movie_graph(falkordb_server.host, falkordb_server.port, name)
+    return name, url

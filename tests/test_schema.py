@@ -61,3 +61,22 @@ def test_cypherbench_schemas_all_load_with_name_on_every_entity() -> None:
     movie = SchemaCatalog.load(corpus("cypher", "cypherbench", "schemas", "movie_schema.json"))
     assert movie.fits({"Movie"}, "directedBy", {"Person"})
     assert "character_role" in movie.relationship_properties("hasCastMember")
+
+
+def test_text2cypher_structured_schemas_load() -> None:
+    import ast as pyast
+
+    from tests.corpora import read_csv
+
+    rows = read_csv("cypher", "text2cypher", "text2cypher_schemas.csv")
+    assert len(rows) == 15
+    catalogs = {
+        r["database"]: SchemaCatalog.from_structured_schema(
+            pyast.literal_eval(r["structured_schema"])
+        )
+        for r in rows
+    }
+    rec = catalogs["recommendations"]
+    assert rec.fits({"User"}, "RATED", {"Movie"})
+    assert "rating" in rec.relationship_properties("RATED")
+    assert "title" in rec.node_properties("Movie")

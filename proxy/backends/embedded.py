@@ -21,6 +21,8 @@ from types import TracebackType
 from typing import IO
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from proxy.backends.base import BackendUnavailable
 
@@ -248,7 +250,11 @@ class EmbeddedFalkorDB:
 
     def _client(self, timeout: float = 2.0) -> redis.Redis:
         return redis.Redis(
-            host=self.host, port=self._port, socket_timeout=timeout, socket_connect_timeout=timeout
+            host=self.host,
+            port=self._port,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),  # we poll ourselves; hidden retries would stall it
         )
 
     def _wait_ready(self) -> None:
@@ -257,9 +263,13 @@ class EmbeddedFalkorDB:
         deadline = time.monotonic() + self.startup_timeout
         delay = 0.01
         while True:
+            if "Failed listening on port" in self.log_tail():
+                # redis-server takes seconds to exit after this; nothing to save, so kill it.
+                # (Checked before PING: whoever holds the port may accept and never answer.)
+                self._proc.kill()
+                self._proc.wait(5)
+                raise _PortTaken
             if self._proc.poll() is not None:
-                if "Address already in use" in self.log_tail():
-                    raise _PortTaken
                 raise self._start_error(f"redis-server exited with code {self._proc.returncode}")
             try:
                 with self._client(0.5) as client:

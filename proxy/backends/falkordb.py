@@ -86,7 +86,11 @@ def parse_url(url: str) -> tuple[str, int, str, str | None, str | None]:
 
 
 class FalkorDBBackend:
-    """One FalkorDB server; `database` in `run`/`begin` names another graph on it."""
+    """One FalkorDB server; `database` in `run`/`begin` names another graph on it.
+
+    `read_only=True` sends every statement as `GRAPH.RO_QUERY`, so FalkorDB itself refuses
+    writes (`Neo.ClientError.Statement.AccessMode`) even if one got past the guard.
+    """
 
     name = "falkordb"
 
@@ -97,12 +101,18 @@ class FalkorDBBackend:
         max_connections: int = 16,
         query_timeout_ms: int | None = None,
         connect_timeout: float = 2.0,
+        read_timeout: float | None = 300.0,
+        read_only: bool = False,
     ) -> None:
         self.url = url
+        self.read_only = read_only
         self.host, self.port, self.graph, self._user, self._password = parse_url(url)
         self.max_connections = max_connections
         self.query_timeout_ms = query_timeout_ms
         self.connect_timeout = connect_timeout
+        # redis-py gives up reading after 5 s by default; queries may legitimately run longer
+        # (FalkorDB's own TIMEOUT / `query_timeout_ms` bound them), so wait much longer.
+        self.read_timeout = read_timeout
         self.server = "FalkorDB"
         self._redis: aioredis.Redis | None = None
         self._schemas: dict[str, GraphSchemaIds] = {}
@@ -117,6 +127,7 @@ class FalkorDBBackend:
                 max_connections=self.max_connections,
                 timeout=30,  # wait this long for a free pooled connection
                 socket_connect_timeout=self.connect_timeout,
+                socket_timeout=self.read_timeout,
                 # No automatic resend: a write that died mid-flight may have been applied.
                 retry=Retry(NoBackoff(), 0),
             )
@@ -131,9 +142,10 @@ class FalkorDBBackend:
             return  # MODULE LIST may be disallowed for this user; not fatal
         for module in modules or []:
             # redis-py parses the RESP2 reply into dicts; older versions leave flat lists.
-            if not isinstance(module, dict):
-                module = dict(zip(module[::2], module[1::2], strict=False))
-            fields = module
+            if isinstance(module, dict):
+                fields = module
+            else:
+                fields = dict(zip(module[::2], module[1::2], strict=True))
             if text(fields.get(b"name", b"")) == "graph":
                 version = int(fields.get(b"ver", 0))
                 self.server = f"FalkorDB/{version // 10000}.{version // 100 % 100}.{version % 100}"
@@ -177,15 +189,20 @@ class FalkorDBBackend:
             ) from exc
 
     async def execute(
-        self, query: str, parameters: dict[str, Any] | None, graph: str, read_only: bool = False
+        self,
+        query: str,
+        parameters: dict[str, Any] | None,
+        graph: str,
+        read_only: bool | None = None,
     ) -> FalkorDBResult:
         """Run one statement on `graph` and decode the whole reply."""
         started = time.monotonic()
-        text = params_header(parameters) + query
+        statement = params_header(parameters) + query
         schema = self._schemas.setdefault(graph, GraphSchemaIds())
+        read_only = self.read_only if read_only is None else read_only
         command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
         for _attempt in range(3):
-            args: list[Any] = [command, graph, text, "--compact", "version", schema.version]
+            args: list[Any] = [command, graph, statement, "--compact", "version", schema.version]
             if self.query_timeout_ms:
                 args += ["timeout", self.query_timeout_ms]
             try:

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from dateutil.relativedelta import relativedelta
-
 from proxy.backends.base import (
     BackendError,
     Duration,
@@ -234,12 +232,19 @@ def _decode_temporal(kind: int, seconds: int) -> Any:
         return date(moment.year, moment.month, moment.day)
     if kind == 15:  # localtime: a time of day on 1900-01-01
         return moment.time()
-    delta = relativedelta(moment, _EPOCH)  # duration: calendar units from the epoch
-    return Duration(
-        months=delta.years * 12 + delta.months,
-        days=delta.days,
-        seconds=delta.hours * 3600 + delta.minutes * 60 + delta.seconds,
-    )
+    return _duration(seconds)
+
+
+def _duration(seconds: int) -> Duration:
+    """FalkorDB stores a duration as the instant it reaches from the epoch; read it back in
+    calendar units (P1M is sent as 31 days, January's length, and comes back as 1 month)."""
+    if seconds < 0:
+        back = _duration(-seconds)
+        return Duration(-back.months, -back.days, -back.seconds)
+    moment = _EPOCH + timedelta(seconds=seconds)
+    months = (moment.year - 1970) * 12 + moment.month - 1
+    rest = moment - datetime(moment.year, moment.month, 1)
+    return Duration(months=months, days=rest.days, seconds=rest.seconds)
 
 
 def text(value: bytes | str) -> str:

@@ -6,6 +6,7 @@ Messages are written for an LLM to act on: one `CODE: message (hint: ...)` line 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from proxy.model import Finding, Severity, Verdict
@@ -147,6 +148,7 @@ def statuses(
 ) -> list[dict[str, Any]]:
     """Bolt >= 5.5 GQL status objects: the findings plus the outcome status, in the order the
     driver expects (no data, then warnings, then success, then informational)."""
+    outcome: dict[str, Any]
     if had_records:
         outcome = {"gql_status": "00000", "status_description": "note: successful completion"}
     elif had_fields:
@@ -184,7 +186,9 @@ def statuses(
     return [*warnings, outcome, *infos]
 
 
-def _visible(findings: tuple[Finding, ...], min_severity: str | None, disabled: set[str]):
+def _visible(
+    findings: tuple[Finding, ...], min_severity: str | None, disabled: set[str]
+) -> Iterator[Finding]:
     """Findings that pass the client's notification filters (HELLO / BEGIN / RUN)."""
     if min_severity == "OFF":
         return

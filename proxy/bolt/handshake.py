@@ -77,21 +77,13 @@ def choose_version(
 
 def offered_ranges(supported: tuple[Version, ...] = SUPPORTED_VERSIONS) -> list[bytes]:
     """Our versions as manifest offerings, one [0, range, minor, major] per contiguous run."""
-    out: list[bytes] = []
-    by_major: dict[int, list[int]] = {}
-    for major, minor in supported:
-        by_major.setdefault(major, []).append(minor)
-    for major in sorted(by_major, reverse=True):
-        minors = sorted(by_major[major], reverse=True)
-        top = prev = minors[0]
-        for minor in [*minors[1:], None]:
-            if minor is not None and minor == prev - 1:
-                prev = minor
-                continue
-            out.append(bytes((0, top - prev, top, major)))
-            if minor is not None:
-                top = prev = minor
-    return out
+    runs: list[list[int]] = []  # [major, top minor, bottom minor]
+    for major, minor in sorted(set(supported), reverse=True):
+        if runs and runs[-1][0] == major and runs[-1][2] == minor + 1:
+            runs[-1][2] = minor
+        else:
+            runs.append([major, minor, minor])
+    return [bytes((0, top - bottom, top, major)) for major, top, bottom in runs]
 
 
 def manifest_response(supported: tuple[Version, ...] = SUPPORTED_VERSIONS) -> bytes:

@@ -173,7 +173,7 @@ def _pack_other(out: bytearray, value: Any, dehydrate: Dehydrate | None, depth: 
         out.append(0xC1)
         out += _F64.pack(float(value))
     elif isinstance(value, str):
-        pack_str(out, str(value))
+        pack_str(out, value)  # encode() sees the underlying text, not an enum repr
     elif isinstance(value, (list, tuple)):
         pack(out, list(value), dehydrate, depth)
     elif isinstance(value, dict):

@@ -45,7 +45,7 @@ class State(StrEnum):
 class Output(Protocol):
     closed: bool  # the client went away: stop producing
 
-    def write(self, data: bytes) -> None: ...
+    def write(self, data: bytes | bytearray) -> None: ...
 
     async def drain(self) -> None: ...
 
@@ -115,6 +115,7 @@ class BoltSession:
         self._filter = NotificationFilter()
         self._tx: Transaction | None = None
         self._tx_db: str | None = None
+        self._tx_metadata: dict[str, Any] | None = None
         self._tx_filter = self._filter
         self._results: dict[int, OpenResult] = {}
         self._next_qid = 0
@@ -141,7 +142,7 @@ class BoltSession:
         """The <INTERRUPT> signal: a RESET is queued; everything before it is IGNORED."""
         self._interrupts += 1
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | bytearray) -> None:
         self.out.write(data)
 
     def success(self, metadata: dict[str, Any] | None = None) -> None:
@@ -195,13 +196,16 @@ class BoltSession:
             await self._backend_failed(exc)
         except Exception:
             log.exception("bolt %s: %s failed", self.connection_id, req.name)
-            await self._abort_tx()
-            self.fail(diag.UNKNOWN_ERROR, f"the proxy failed to handle {req.name}")
+            await self._fail_work(diag.UNKNOWN_ERROR, f"the proxy failed to handle {req.name}")
 
     async def _backend_failed(self, exc: BackendError) -> None:
-        await self._abort_tx()
+        await self._fail_work(exc.code, exc.message)
+
+    async def _fail_work(self, code: str, message: str) -> None:
+        """FAILURE for a query that went wrong: its results and transaction are gone."""
         await self._drop_results()
-        self.fail(exc.code, exc.message)
+        await self._abort_tx()
+        self.fail(code, message)
 
     async def _reset(self) -> None:
         if self._state in (State.CONNECTED, State.AUTHENTICATION):
@@ -249,7 +253,9 @@ class BoltSession:
         if self.version >= (5, 4):
             meta["hints"] = {"telemetry.enabled": True}
         if self.version < (5, 1):
-            auth = {k: extra[k] for k in ("scheme", "principal", "credentials") if k in extra}
+            auth: dict[str, Any] = {
+                k: extra[k] for k in ("scheme", "principal", "credentials") if k in extra
+            }
             if not self._authenticated(auth):
                 return
             self._state = State.READY
@@ -295,9 +301,8 @@ class BoltSession:
         metadata = extra.get("tx_metadata")
         self._tx_db = self._database(extra)
         self._tx_filter = self._filter.updated(extra)
-        self._tx = await self.ctx.backend.begin(
-            self._tx_db, metadata if isinstance(metadata, dict) else None
-        )
+        self._tx_metadata = metadata if isinstance(metadata, dict) else None
+        self._tx = await self.ctx.backend.begin(self._tx_db, self._tx_metadata)
         self._state = State.TX_READY
         self.success()
 
@@ -328,11 +333,16 @@ class BoltSession:
             "query": query,
             "database": database,
             "in_transaction": in_tx,
+            # clients may attach the natural-language question here (DESIGN §6)
+            "tx_metadata": self._tx_metadata if in_tx else extra.get("tx_metadata"),
             "backend_ms": None,
             "error": None,
         }
         try:
             stream, verdict = await self._guarded_run(query, parameters, database, in_tx, event)
+        except Exception:
+            event["error"] = event["error"] or diag.UNKNOWN_ERROR
+            raise
         finally:
             self._emit(event)
         if stream is None or verdict is None:

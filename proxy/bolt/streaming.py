@@ -64,7 +64,7 @@ class ResultPump:
             if not discard and rows:
                 out = bytearray()
                 m.encode_records(out, rows, session.codec)
-                session.write(bytes(out))
+                session.write(out)  # the transport copies; no need to freeze it first
                 await session.out.drain()
             result.records += len(rows)
             if remaining > 0:

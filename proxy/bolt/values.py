@@ -137,7 +137,7 @@ class ValueCodec:
             return handler(s.fields)
         except InvalidValue:
             raise
-        except (TypeError, ValueError, IndexError, OverflowError, KeyError) as exc:
+        except (TypeError, ValueError, IndexError, OverflowError, KeyError, AttributeError) as exc:
             raise InvalidValue(f"invalid structure {chr(s.tag)!r}: {exc}") from exc
 
 

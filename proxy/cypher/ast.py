@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 Span = tuple[int, int]
 N = TypeVar("N", bound="Node")
@@ -19,10 +19,12 @@ N = TypeVar("N", bound="Node")
 @dataclass(eq=False, slots=True)
 class Node:
     span: Span
+    # names of the fields that may hold child nodes; filled in per class at the end of the module
+    _child_fields: ClassVar[tuple[str, ...]] = ()
 
     def children(self) -> Iterator[Node]:
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name in self._child_fields:
+            value = getattr(self, name)
             if isinstance(value, Node):
                 yield value
             elif isinstance(value, (list, tuple)):
@@ -400,6 +402,7 @@ class CallSubquery(Clause):
     body: Query
     imports: list[Variable] | None  # the Neo4j 5.2x scope clause `CALL (a, b)`; None if absent
     in_transactions: bool = False
+    import_all: bool = False  # `CALL (*) { … }`: every outer variable is visible
 
 
 @dataclass(eq=False, slots=True)
@@ -439,3 +442,15 @@ class Script(Node):
     """The parsed text: one or more `;`-separated statements (a trailing `;` is allowed)."""
 
     statements: list[Query]
+
+
+def _index_child_fields() -> None:
+    """Precompute each node class's child-bearing fields (children() is the hot path)."""
+    stack: list[type[Node]] = [Node]
+    while stack:
+        cls = stack.pop()
+        cls._child_fields = tuple(f.name for f in fields(cls) if f.name != "span")
+        stack.extend(cls.__subclasses__())
+
+
+_index_child_fields()

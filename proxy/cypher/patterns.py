@@ -26,23 +26,28 @@ class Hop:
     variable_length: bool  # `*…`, a quantifier, or inside a quantified path
 
 
-def read_hops(query: CypherQuery) -> Iterator[Hop]:
+def read_hops(query: CypherQuery) -> list[Hop]:
     """Every hop the schema rules look at: patterns that *match* (MATCH, OPTIONAL MATCH,
     WHERE, EXISTS/COUNT/COLLECT, CALL subqueries, pattern comprehensions, every UNION branch)
-    — not the patterns of CREATE / MERGE, which describe data to be written."""
-    written: set[int] = set()
+    — not the patterns of CREATE / MERGE, which describe data to be written. Computed once
+    per query and shared by the rules."""
+    return query.memo("hops", lambda: _hops(query))  # type: ignore[return-value]
+
+
+def _hops(query: CypherQuery) -> list[Hop]:
+    written = query.written()
     quantified: set[int] = set()
-    for node in query.script.walk():
-        if isinstance(node, (ast.Create, ast.Merge)):
-            written.update(id(p) for p in node.find_all(ast.PathPattern))
-        elif isinstance(node, ast.QuantifiedPath) and node.quantifier is not None:
-            quantified.update(id(p) for p in node.inner.find_all(ast.PathPattern))
+    for qpp in query.find(ast.QuantifiedPath):
+        if qpp.quantifier is not None:
+            quantified.update(id(p) for p in qpp.inner.find_all(ast.PathPattern))
+    hops = []
     for path in query.paths():
         if id(path) in written:
             continue
         for left, rel, right in path.triples():
             varlen = id(path) in quantified or rel.length is not None or rel.quantifier is not None
-            yield Hop(left, rel, right, varlen)
+            hops.append(Hop(left, rel, right, varlen))
+    return hops
 
 
 def endpoint_labels(query: CypherQuery, node: ast.NodePattern) -> frozenset[str]:

@@ -1,13 +1,17 @@
-"""A parsed Cypher query as the rules see it: text, typed AST and (lazily) scope resolution."""
+"""A parsed Cypher query as the rules see it: text, typed AST, and facts computed once and
+shared by every rule (the node index, scope resolution)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from proxy.cypher import ast
 from proxy.cypher.parser import parse
 from proxy.cypher.scopes import Scopes, resolve
+
+N = TypeVar("N", bound=ast.Node)
 
 
 @dataclass
@@ -15,6 +19,8 @@ class CypherQuery:
     text: str
     script: ast.Script
     _scopes: Scopes | None = field(default=None, repr=False)
+    _nodes: list[ast.Node] | None = field(default=None, repr=False)
+    _memo: dict[str, object] = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, text: str) -> CypherQuery:
@@ -27,12 +33,39 @@ class CypherQuery:
             self._scopes = resolve(self.script)
         return self._scopes
 
+    @property
+    def nodes(self) -> list[ast.Node]:
+        """Every AST node, pre-order (walked once per query, shared by all rules)."""
+        if self._nodes is None:
+            self._nodes = list(self.script.walk())
+        return self._nodes
+
+    def find(self, *types: type[N]) -> Iterator[N]:
+        """Nodes of the given types anywhere in the query, in source order."""
+        for node in self.nodes:
+            if isinstance(node, types):
+                yield node  # type: ignore[misc]
+
+    def memo(self, key: str, compute: object) -> object:
+        """A per-query cache for facts several rules derive (e.g. the hops to check)."""
+        if key not in self._memo:
+            self._memo[key] = compute() if callable(compute) else compute
+        return self._memo[key]
+
     def source(self, node: ast.Node) -> str:
         return self.text[node.span[0] : node.span[1]]
 
     def paths(self) -> Iterator[ast.PathPattern]:
         """Every path pattern anywhere: clauses, WHERE, subqueries, comprehensions, branches."""
-        return self.script.find_all(ast.PathPattern)
+        return self.find(ast.PathPattern)
+
+    def written(self) -> frozenset[int]:
+        """ids of the nodes inside CREATE / MERGE clauses (data to be written, not matched)."""
+
+        def compute() -> frozenset[int]:
+            return frozenset(id(n) for c in self.find(ast.Create, ast.Merge) for n in c.walk())
+
+        return self.memo("written", compute)  # type: ignore[return-value]
 
     def node_labels(self, node: ast.NodePattern) -> frozenset[str]:
         """Positive labels known for this node pattern's variable in its scope."""

@@ -16,15 +16,25 @@ from typing import Any
 
 from proxy.backends.base import Backend
 from proxy.bolt import messages as m
-from proxy.bolt.handshake import HandshakeError, ServerHandshake
-from proxy.bolt.session import Authenticate, BoltSession, Guard, OnQuery, ServerContext
+from proxy.bolt.handshake import SUPPORTED_VERSIONS, HandshakeError, ServerHandshake, Version
+from proxy.bolt.session import (
+    Authenticate,
+    BoltSession,
+    Guard,
+    OnQuery,
+    ServerContext,
+    State,
+)
 
 log = logging.getLogger("proxy.bolt")
 
 HANDSHAKE_TIMEOUT = 10.0
-# Flow control on the read side: stop reading while this many requests wait to be handled.
+# Flow control on the read side: stop reading while this many requests (or bytes of them)
+# wait to be handled, so a client pipelining faster than the backend answers cannot grow memory.
 MAX_PENDING_REQUESTS = 256
 RESUME_PENDING_REQUESTS = 64
+MAX_PENDING_BYTES = 32 * 1024 * 1024
+RESUME_PENDING_BYTES = 8 * 1024 * 1024
 
 
 class BoltProtocol(asyncio.Protocol):
@@ -37,15 +47,17 @@ class BoltProtocol(asyncio.Protocol):
         connections: set[BoltProtocol],
         max_message_size: int = m.DEFAULT_MAX_MESSAGE,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        versions: tuple[Version, ...] = SUPPORTED_VERSIONS,
     ) -> None:
         self.ctx = ctx
         self._ids = ids
         self._connections = connections
-        self._handshake: ServerHandshake | None = ServerHandshake()
+        self._handshake: ServerHandshake | None = ServerHandshake(versions)
         self._handshake_timeout = handshake_timeout
         self._timer: asyncio.TimerHandle | None = None
         self._dechunker = m.Dechunker(max_message_size)
         self._pending: deque[bytes] = deque()
+        self._pending_bytes = 0
         self._wakeup = asyncio.Event()
         self._can_write = asyncio.Event()
         self._can_write.set()
@@ -81,12 +93,16 @@ class BoltProtocol(asyncio.Protocol):
             return
         for frame in frames:
             # Peek at the signature: RESET interrupts whatever is queued before it.
-            if len(frame) >= 2 and frame[1] == m.RESET and self.session is not None:
+            if frame[:2] == b"\xb0\x0f" and self.session is not None:
                 self.session.interrupt()
             self._pending.append(frame)
+            self._pending_bytes += len(frame)
         if frames:
             self._wakeup.set()
-        if len(self._pending) >= MAX_PENDING_REQUESTS and not self._reading_paused:
+        backlog = (
+            len(self._pending) >= MAX_PENDING_REQUESTS or self._pending_bytes >= MAX_PENDING_BYTES
+        )
+        if backlog and not self._reading_paused:
             self._reading_paused = True
             self.transport.pause_reading()  # type: ignore[union-attr]
 
@@ -122,9 +138,7 @@ class BoltProtocol(asyncio.Protocol):
         version = self._handshake.version
         if version is None:
             return b""
-        self._handshake = None
-        if self._timer is not None:
-            self._timer.cancel()
+        self._handshake = None  # the timer keeps running until HELLO (and LOGON) succeed
         connection_id = f"bolt-{next(self._ids)}"
         self.session = BoltSession(self.ctx, version, self, self.peer, connection_id)
         self.worker = asyncio.get_running_loop().create_task(self._serve())
@@ -132,12 +146,19 @@ class BoltProtocol(asyncio.Protocol):
         return rest
 
     def _handshake_expired(self) -> None:
-        if self._handshake is not None and not self.closed:
+        """Unauthenticated connections get `handshake_timeout` seconds to become usable."""
+        if self.closed:
+            return
+        if self._handshake is not None:
             self.abort("handshake timed out")
+        elif self.session is not None and self.session.state in (
+            State.CONNECTED, State.AUTHENTICATION
+        ):
+            self.abort("no HELLO / LOGON after the handshake")
 
     # -- Output (what the session writes through) -----------------------------------------
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | bytearray) -> None:
         if not self.closed and self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
 
@@ -175,7 +196,12 @@ class BoltProtocol(asyncio.Protocol):
                     await self._wakeup.wait()
                     continue
                 frame = self._pending.popleft()
-                if self._reading_paused and len(self._pending) <= RESUME_PENDING_REQUESTS:
+                self._pending_bytes -= len(frame)
+                if (
+                    self._reading_paused
+                    and len(self._pending) <= RESUME_PENDING_REQUESTS
+                    and self._pending_bytes <= RESUME_PENDING_BYTES
+                ):
                     self._reading_paused = False
                     if self.transport is not None and not self.transport.is_closing():
                         self.transport.resume_reading()
@@ -215,7 +241,12 @@ class BoltFrontend:
         max_message_size: int = m.DEFAULT_MAX_MESSAGE,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         fetch_batch: int = 1000,
+        versions: tuple[Version, ...] = SUPPORTED_VERSIONS,
     ) -> None:
+        unknown = set(versions) - set(SUPPORTED_VERSIONS)
+        if unknown or not versions:
+            raise ValueError(f"unsupported Bolt versions: {sorted(unknown) or 'none given'}")
+        self.versions = tuple(sorted(versions, reverse=True))
         self.host = host
         self.port = port
         self.advertised_address = advertised_address
@@ -251,7 +282,7 @@ class BoltFrontend:
     def _protocol(self) -> BoltProtocol:
         return BoltProtocol(
             self._ctx, self._ids, self._connections, self._max_message_size,
-            self._handshake_timeout,
+            self._handshake_timeout, self.versions,
         )
 
     async def close(self) -> None:

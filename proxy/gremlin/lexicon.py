@@ -50,6 +50,12 @@ PREDICATES: dict[str, str] = {
         "notEndingWith", "regex", "notRegex",
     )},
 }
+# How many arguments each predicate takes: (min, max); max None = any number.
+PREDICATE_ARITY: dict[str, tuple[int, int | None]] = {
+    **{n: (1, 1) for n in PREDICATES},
+    "inside": (2, 2), "outside": (2, 2), "between": (2, 2),
+    "within": (0, None), "without": (0, None),
+}
 PREDICATE_LINKS: frozenset[str] = frozenset({"and", "or", "negate"})
 
 # Enum kind -> {spelling accepted after `Kind.` -> canonical member}.
@@ -126,5 +132,28 @@ REFLECTION_METHODS: frozenset[str] = frozenset({
     "getClassLoader", "loadClass", "eval", "evaluate", "exit", "halt", "sleep", "start",
     "getProperty", "setProperty", "metaClass", "getMetaClass", "invokeMethod", "each",
     "collect", "withCloseable", "withReader", "withWriter", "text", "getText", "bytes",
-    "getenv", "setAccessible", "getConstructor", "parse", "run", "call$",
+    "getenv", "setAccessible", "getConstructor", "parse", "run",
 })
+
+# Keys of the `with()` modulator that gremlinpython sends as plain strings (Java constants).
+WITH_OPTION_KEYS: dict[str, tuple[str, str]] = {
+    "~tinkerpop.valueMap.tokens": ("WithOptions", "tokens"),
+    "~tinkerpop.index.indexer": ("WithOptions", "indexer"),
+    "~tinkerpop.io.reader": ("IO", "reader"),
+    "~tinkerpop.io.writer": ("IO", "writer"),
+    "~tinkerpop.io.registry": ("IO", "registry"),
+    "gremlin.connectedComponentVertexProgram.component": ("ConnectedComponent", "component"),
+    "~tinkerpop.connectedComponent.edges": ("ConnectedComponent", "edges"),
+    "~tinkerpop.connectedComponent.propertyName": ("ConnectedComponent", "propertyName"),
+    "~tinkerpop.pageRank.edges": ("PageRank", "edges"),
+    "~tinkerpop.pageRank.propertyName": ("PageRank", "propertyName"),
+    "~tinkerpop.pageRank.times": ("PageRank", "times"),
+    "~tinkerpop.peerPressure.edges": ("PeerPressure", "edges"),
+    "~tinkerpop.peerPressure.propertyName": ("PeerPressure", "propertyName"),
+    "~tinkerpop.peerPressure.times": ("PeerPressure", "times"),
+    "~tinkerpop.shortestPath.target": ("ShortestPath", "target"),
+    "~tinkerpop.shortestPath.edges": ("ShortestPath", "edges"),
+    "~tinkerpop.shortestPath.distance": ("ShortestPath", "distance"),
+    "~tinkerpop.shortestPath.maxDistance": ("ShortestPath", "maxDistance"),
+    "~tinkerpop.shortestPath.includeEdges": ("ShortestPath", "includeEdges"),
+}

@@ -1,0 +1,170 @@
+"""Schema discovery from a live database (DESIGN §3): labels with their property keys,
+relationship endpoint triples, and the measured reciprocity of same-label types.
+
+Only Cypher that Neo4j and FalkorDB both run is used, and every query that touches data is
+bounded by a sample LIMIT, so discovery costs about the same on a big graph as on a small one.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import product
+from typing import IO, Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from proxy.backends.base import Backend, collect
+
+DEFAULT_SAMPLE = 1000
+DEFAULT_RECIPROCITY_THRESHOLD = 0.9
+FALKORDB_SCHEMES = {"falkordb", "falkor", "redis"}
+BOLT_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
+
+
+def quote_name(name: str) -> str:
+    """A label / type name as a Cypher identifier (backticks, doubled inside)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+async def _column(backend: Backend, query: str) -> list[Any]:
+    return [row[0] for row in await collect(await backend.run(query, {}))]
+
+
+async def _property_keys(backend: Backend, pattern: str, var: str, sample: int) -> list[str]:
+    query = f"MATCH {pattern} WITH {var} LIMIT {sample} UNWIND keys({var}) AS k RETURN DISTINCT k"
+    return sorted(await _column(backend, query))
+
+
+async def _endpoints(backend: Backend, rel_type: str, sample: int) -> set[tuple[str, str]]:
+    """(start label, end label) pairs seen on a sample of one type's edges.
+
+    One query per type (rather than one DISTINCT over all edges) so that a rare type is not
+    crowded out of the sample by a frequent one.
+    """
+    query = (
+        f"MATCH (a)-[r:{quote_name(rel_type)}]->(b) WITH a, b LIMIT {sample} "
+        "RETURN DISTINCT labels(a), labels(b)"
+    )
+    pairs: set[tuple[str, str]] = set()
+    for starts, ends in await collect(await backend.run(query, {})):
+        # A multi-label node stands for each of its labels; unlabelled nodes name nothing.
+        pairs.update(product(starts or (), ends or ()))
+    return pairs
+
+
+async def measure_reciprocity(backend: Backend, label: str, rel_type: str, sample: int) -> float:
+    """Fraction of sampled edges (a:L)-[:T]->(b:L) for which (b)-[:T]->(a) also exists.
+
+    Self-loops are left out: an edge that is its own reverse says nothing about whether the
+    type is stored in both directions. No sampled edge → 0.0.
+    """
+    lab, typ = quote_name(label), quote_name(rel_type)
+    query = (
+        f"MATCH (a:{lab})-[r:{typ}]->(b:{lab}) WHERE a <> b "
+        f"WITH a, r, b LIMIT {sample} "
+        f"OPTIONAL MATCH (b)-[back:{typ}]->(a) "
+        "WITH r, count(back) AS backs "
+        "RETURN count(r) AS edges, sum(CASE WHEN backs > 0 THEN 1 ELSE 0 END) AS mutual"
+    )
+    rows = await collect(await backend.run(query, {}))
+    edges, mutual = (rows[0] if rows else (0, 0)) or (0, 0)
+    return round(mutual / edges, 4) if edges else 0.0
+
+
+async def discover_schema(
+    backend: Backend,
+    sample: int = DEFAULT_SAMPLE,
+    reciprocity_threshold: float = DEFAULT_RECIPROCITY_THRESHOLD,
+) -> dict[str, Any]:
+    """The DESIGN §3 schema of the graph behind `backend`.
+
+    `{"nodes": {label: [key, …]}, "relationships": [{"start", "type", "end", "reciprocity",
+    "properties"}], "reciprocity_threshold": t}` — relationship `properties` and the threshold
+    used to call a type reciprocal are extras the catalog reads or ignores.
+    """
+    sample = max(1, int(sample))
+    labels = sorted(await _column(backend, "CALL db.labels()"))
+    types = sorted(await _column(backend, "CALL db.relationshipTypes()"))
+    nodes = {
+        label: await _property_keys(backend, f"(n:{quote_name(label)})", "n", sample)
+        for label in labels
+    }
+    relationships = []
+    for rel_type in types:
+        pairs = await _endpoints(backend, rel_type, sample)
+        if not pairs:
+            continue  # a type name left behind by deleted edges
+        keys = await _property_keys(backend, f"()-[r:{quote_name(rel_type)}]->()", "r", sample)
+        for start, end in sorted(pairs):
+            reciprocity = (
+                await measure_reciprocity(backend, start, rel_type, sample) if start == end else 0.0
+            )
+            relationships.append(
+                {
+                    "start": start,
+                    "type": rel_type,
+                    "end": end,
+                    "reciprocity": reciprocity,
+                    "properties": keys,
+                }
+            )
+    return {
+        "nodes": nodes,
+        "relationships": relationships,
+        "reciprocity_threshold": reciprocity_threshold,
+    }
+
+
+def backend_for_uri(uri: str) -> Backend:
+    """A backend for `falkordb://host:port/graph` or `bolt://` / `neo4j://` URIs (user and
+    password may ride in the URI; a path names the Neo4j database)."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if scheme in FALKORDB_SCHEMES:
+        from proxy.backends.falkordb import FalkorDBBackend
+
+        return FalkorDBBackend(uri)
+    if scheme in BOLT_SCHEMES:
+        from proxy.backends.bolt import BoltBackend
+
+        auth = None
+        if parts.username is not None:
+            auth = (unquote(parts.username), unquote(parts.password or ""))
+        netloc = parts.hostname or "localhost"
+        if parts.port:
+            netloc = f"{netloc}:{parts.port}"
+        database = unquote(parts.path.strip("/")) or None
+        return BoltBackend(urlunsplit((scheme, netloc, "", parts.query, "")), auth, database)
+    raise ValueError(
+        f"unsupported database URI {uri!r}: use falkordb://host:port/graph, bolt:// or neo4j://"
+    )
+
+
+async def discover_from_uri(
+    uri: str,
+    sample: int = DEFAULT_SAMPLE,
+    reciprocity_threshold: float = DEFAULT_RECIPROCITY_THRESHOLD,
+) -> dict[str, Any]:
+    """Connect to `uri`, discover its schema, disconnect."""
+    backend = backend_for_uri(uri)
+    await backend.start()
+    try:
+        return await discover_schema(backend, sample, reciprocity_threshold)
+    finally:
+        await backend.close()
+
+
+def write_schema_json(schema: dict[str, Any], fp: IO[str]) -> None:
+    """Write `schema` as stable JSON: sorted keys, labels, properties and triples."""
+    stable = dict(schema)
+    stable["nodes"] = {
+        label: sorted(props) for label, props in sorted(schema.get("nodes", {}).items())
+    }
+    stable["relationships"] = sorted(
+        (
+            {**rel, "properties": sorted(rel["properties"])} if "properties" in rel else dict(rel)
+            for rel in schema.get("relationships", [])
+        ),
+        key=lambda rel: (rel["start"], rel["type"], rel["end"]),
+    )
+    json.dump(stable, fp, indent=2, sort_keys=True, ensure_ascii=False)
+    fp.write("\n")

@@ -1,0 +1,66 @@
+"""Gremlin as the pipeline sees it: parse to a `GremlinQuery`, describe errors as findings.
+
+`proxy.pipeline.default_languages()` picks this up through `gremlin_language()`; rules receive
+a `GremlinQuery` through the `guard_gremlin` hook (argument name `traversal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from proxy.gremlin import ast
+from proxy.gremlin.edits import traversals
+from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
+from proxy.gremlin.parser import parse_traversal
+from proxy.model import Finding, Severity
+
+if TYPE_CHECKING:
+    from proxy.pipeline import Language
+
+
+@dataclass
+class GremlinQuery:
+    """A parsed traversal with its text (spans index `text`)."""
+
+    text: str
+    traversal: ast.Traversal
+
+    @classmethod
+    def parse(cls, text: str) -> GremlinQuery:
+        """Raises `GremlinSyntaxError` or `GremlinScriptError`."""
+        return cls(text, parse_traversal(text))
+
+    def source(self, node: ast.Node) -> str:
+        return self.text[node.span[0]:node.span[1]]
+
+    def traversals(self) -> Iterator[ast.Traversal]:
+        """The root traversal and every nested one."""
+        return traversals(self.traversal)
+
+    def steps(self) -> Iterator[ast.Step]:
+        """Every step anywhere (source, spawn, steps, nested, terminal)."""
+        return self.traversal.find_all(ast.Step)
+
+
+def describe_error(exc: Exception, text: str) -> list[Finding]:
+    """SYN.PARSE for a syntax error; SEC.SCRIPT / SEC.MULTI_STATEMENT for script content."""
+    if isinstance(exc, GremlinScriptError):
+        code = "SEC.MULTI_STATEMENT" if exc.kind == "multi_statement" else "SEC.SCRIPT"
+        start = min(max(exc.span[0], 0), len(text))
+        end = min(max(exc.span[1], start), len(text))
+        return [Finding(code, Severity.ERROR, exc.reason, (start, end), rule="parser")]
+    assert isinstance(exc, GremlinSyntaxError)
+    pos = min(max(exc.offset, 0), len(text))
+    hint = ("expected " + ", ".join(exc.expected[:8])) if exc.expected else None
+    return [Finding("SYN.PARSE", Severity.ERROR,
+                    f"Gremlin syntax error at line {exc.line}, column {exc.column}: "
+                    f"{exc.message}", (pos, min(pos + 1, len(text))), hint=hint, rule="parser")]
+
+
+def gremlin_language() -> Language:
+    from proxy.pipeline import Language  # the pipeline imports this module lazily too
+
+    return Language("gremlin", GremlinQuery.parse, (GremlinSyntaxError, GremlinScriptError),
+                    "guard_gremlin", describe_error)

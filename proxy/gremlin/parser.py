@@ -1,0 +1,126 @@
+"""Parse Gremlin traversal text into the typed AST (`proxy.gremlin.ast`).
+
+`parse_traversal(text)` returns a `Traversal` or raises one of two structured errors:
+`GremlinSyntaxError` (line, column, offset, expected tokens) for text that is not a traversal,
+`GremlinScriptError` (reason, span, kind) for code outside the traversal language -- closures,
+Groovy statements, class references, several statements. No other exception escapes, whatever
+the input (deep nesting included).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from lark import Lark, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import VisitError
+
+from proxy.gremlin.ast import Traversal
+from proxy.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
+from proxy.gremlin.interpret import Interpreter
+from proxy.gremlin.script import detect_script
+from proxy.gremlin.transform import ChainBuilder
+
+GRAMMAR = "gremlin.lark"  # package data of the top-level `grammars` package
+
+# Texts nested deeper than this are refused up front: the interpreter, the printer and the
+# rules recurse (about six frames per level), and real traversals stay far below it.
+MAX_NESTING = 64
+
+_TOKEN_NAMES = {
+    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'",
+    "RBRACE": "'}'", "_DOT": "'.'", "_COMMA": "','", "_COLON": "':'", "SEMI": "';'",
+    "NAME": "identifier", "STRING": "string", "INT": "integer", "FLOAT": "float",
+    "SIGNED_INF": "Infinity", "NEW": "'new'", "$END": "end of input",
+}
+
+
+@functools.cache
+def gremlin_parser() -> Lark:
+    """The LALR parser for `grammars/gremlin.lark`, built once (it is immutable)."""
+    return Lark.open_from_package(
+        "grammars",
+        GRAMMAR,
+        parser="lalr",
+        lexer="contextual",
+        strict=True,
+        propagate_positions=True,
+        maybe_placeholders=True,
+        transformer=ChainBuilder(),
+    )
+
+
+def parse_traversal(text: str, *, allow_anonymous: bool = False) -> Traversal:
+    """Parse one Gremlin traversal (`g....`; with `allow_anonymous`, also `__....`)."""
+    if not isinstance(text, str):
+        raise GremlinSyntaxError(1, 1, 0, [], "query text must be a string")
+    _check_nesting(text)
+    try:
+        value = gremlin_parser().parse(text)
+        return Interpreter(text).query(value, allow_anonymous=allow_anonymous)  # type: ignore[arg-type]
+    except GremlinError:
+        raise
+    except VisitError as exc:  # an error raised inside a transformer callback
+        if isinstance(exc.orig_exc, GremlinError):
+            raise exc.orig_exc from None
+        raise _internal(text, exc) from None
+    except UnexpectedInput as exc:
+        raise _from_lark(text, exc) from None
+    except RecursionError:
+        raise GremlinSyntaxError(1, 1, 0, [], "traversal is nested too deeply") from None
+    except Exception as exc:  # the contract: never anything but GremlinError
+        raise _internal(text, exc) from None
+
+
+def _check_nesting(text: str) -> None:
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, i) + 1
+                col = i - (text.rfind("\n", 0, i) + 1) + 1
+                raise GremlinSyntaxError(line, col, i, [], f"nesting deeper than {MAX_NESTING}")
+        elif ch in ")]}":
+            depth -= 1
+
+
+def _from_lark(text: str, exc: UnexpectedInput) -> GremlinError:
+    offset = exc.pos_in_stream if exc.pos_in_stream is not None else len(text)
+    if isinstance(exc, UnexpectedEOF) or (
+            isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        offset = len(text)
+    script = detect_script(text, offset)
+    if script is not None:
+        return script
+    expected = sorted({_TOKEN_NAMES.get(t, t) for t in _expected(exc)})
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    if isinstance(exc, UnexpectedCharacters):
+        what = f"unexpected character {text[offset]!r}" if offset < len(text) else "unexpected end"
+    elif isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        what = f"unexpected {exc.token.value!r}"
+    else:
+        what = "unexpected end of input"
+    message = what + (f"; expected {', '.join(expected)}" if expected else "")
+    return GremlinSyntaxError(line, column, offset, expected, message)
+
+
+def _expected(exc: UnexpectedInput) -> set[str]:
+    if isinstance(exc, UnexpectedToken):
+        return set(exc.accepts or exc.expected or ())
+    if isinstance(exc, UnexpectedCharacters):
+        return set(exc.allowed or ())
+    if isinstance(exc, UnexpectedEOF):
+        return set(exc.expected or ())
+    return set()
+
+
+def _internal(text: str, exc: BaseException) -> GremlinSyntaxError:
+    # A bug of ours must still surface as a parse failure, never as a crash of the proxy.
+    return GremlinSyntaxError(1, 1, 0, [], f"internal parser error: {type(exc).__name__}: {exc}")
+
+
+def is_script_error(exc: BaseException) -> bool:
+    """True when `exc` should become SEC.SCRIPT / SEC.MULTI_STATEMENT rather than SYN.PARSE."""
+    return isinstance(exc, GremlinScriptError)
+
