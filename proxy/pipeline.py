@@ -7,7 +7,9 @@ most `MAX_ROUNDS`). Findings are reported with spans in the *original* text's co
 
 from __future__ import annotations
 
+import difflib
 import logging
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,13 +44,16 @@ def _cypher_language() -> Language:
     def describe(exc: Exception, text: str) -> list[Finding]:
         assert isinstance(exc, CypherSyntaxError)
         pos = min(max(exc.offset, 0), len(text))
+        word = re.match(r"[A-Za-z_]+", text[pos:])
+        keywords = [w for w in exc.expected if w.isupper()]
+        guess = difflib.get_close_matches(word.group().upper(), keywords, 1) if word else []
         return [
             Finding(
                 "SYN.PARSE",
                 Severity.ERROR,
                 f"Cypher syntax error at {exc.message}",
                 (pos, min(pos + 1, len(text))),
-                hint=("expected " + ", ".join(exc.expected[:8])) if exc.expected else None,
+                hint=f"did you mean {guess[0]}?" if guess else None,
                 rule="parser",
             )
         ]

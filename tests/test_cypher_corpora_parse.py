@@ -7,26 +7,17 @@ as syntax errors. The corpora live in ../shared/corpora relative to the project 
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proxy.cypher.parser import CypherSyntaxError, parse
+from tests.corpora import read_csv, read_jsonl
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "cypher"
+_CYPHERBENCH = ("cypher", "cypherbench", "test_question_gold.jsonl")
 _FENCE = re.compile(r"^\s*```[A-Za-z]*\s*\n?|\n?\s*```\s*$")
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"corpus not found: {path} (expected ../shared/corpora from the project root)")
-    return path
 
 
 def _parse_rate(queries: Iterable[str]) -> tuple[float, int, list[tuple[str, str]]]:
@@ -52,9 +43,7 @@ def strip_fences(text: str) -> str:
 
 
 def test_opencypher_tck() -> None:
-    path = _require(CORPORA / "opencypher_tck_queries.jsonl")
-    with path.open() as fh:
-        items = [json.loads(line) for line in fh]
+    items = read_jsonl("cypher", "opencypher_tck_queries.jsonl")
     texts = [i["text"] for i in items if (i.get("expect") or {}).get("outcome") != "error"]
     rate, total, failures = _parse_rate(texts)
     _report("openCypher TCK (queries + setup, outcome != error)", rate, total, failures)
@@ -63,9 +52,9 @@ def test_opencypher_tck() -> None:
 
 
 def test_cypherbench_gold() -> None:
-    path = _require(CORPORA / "cypherbench" / "test_question_gold.jsonl")
-    with path.open() as fh:
-        queries = [json.loads(line)["gold_cypher"] for line in fh]
+    queries = [
+        i["gold_cypher"] for i in read_jsonl("cypher", "cypherbench", "test_question_gold.jsonl")
+    ]
     rate, total, failures = _parse_rate(queries)
     _report("CypherBench gold", rate, total, failures)
     assert total > 2000
@@ -73,9 +62,8 @@ def test_cypherbench_gold() -> None:
 
 
 def test_text2cypher_gpt4turbo() -> None:
-    path = _require(CORPORA / "text2cypher" / "text2cypher_gpt4turbo.csv")
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["syntax_error"].strip().lower() != "true"]
+    rows = read_csv("cypher", "text2cypher", "text2cypher_gpt4turbo.csv")
+    rows = [r for r in rows if r["syntax_error"].strip().lower() != "true"]
     fenced = sum("```" in r["cypher"] for r in rows)
     print(f"\ntext2cypher: {fenced} generations carry markdown fences (stripped before parsing)")
     rate, total, failures = _parse_rate(strip_fences(r["cypher"]) for r in rows)
@@ -90,9 +78,7 @@ def test_strip_fences() -> None:
 
 
 def _sample_queries() -> list[str]:
-    path = _require(CORPORA / "cypherbench" / "test_question_gold.jsonl")
-    with path.open() as fh:
-        return [json.loads(line)["gold_cypher"] for line in fh][:200]
+    return [i["gold_cypher"] for i in read_jsonl(*_CYPHERBENCH)][:200]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -55,8 +55,18 @@ def labels_at(query: str, needle: str, nth: int = 0) -> frozenset[str]:
         # inside a subquery the inner facts hold too
         ("MATCH (a) WHERE EXISTS { (a:Person)-->(m) WHERE m:Movie } RETURN a", "(m)", 0, {"Movie"}),
         # CALL subqueries import only what they name
-        ("MATCH (a:P), (b:Q) CALL { WITH a MATCH (a)-->(b) RETURN b AS c } RETURN c", "(a)", 0, {"P"}),
-        ("MATCH (a:P), (b:Q) CALL { WITH a MATCH (a)-->(b) RETURN b AS c } RETURN c", "(b)", 0, set()),
+        (
+            "MATCH (a:P), (b:Q) CALL { WITH a MATCH (a)-->(b) RETURN b AS c } RETURN c",
+            "(a)",
+            0,
+            {"P"},
+        ),
+        (
+            "MATCH (a:P), (b:Q) CALL { WITH a MATCH (a)-->(b) RETURN b AS c } RETURN c",
+            "(b)",
+            0,
+            set(),
+        ),
         ("MATCH (a:P), (b:Q) CALL (a) { MATCH (a)-->(b) RETURN b AS c } RETURN c", "(a)", 0, {"P"}),
         ("MATCH (a:P), (b:Q) CALL (a) { MATCH (a)-->(b) RETURN b AS c } RETURN c", "(b)", 0, set()),
         ("MATCH (a:P) CALL { MATCH (a)-->(b) RETURN b } RETURN b", "(a)", 0, set()),

@@ -51,7 +51,7 @@ def _outside_spans_unchanged(original: str, output: str, spans: list[tuple[int, 
     with only replacement text where the spans were."""
     pieces, pos = [], 0
     for start, end in sorted(spans):
-        pieces.append(original[pos:max(pos, start)])
+        pieces.append(original[pos : max(pos, start)])
         pos = max(pos, end)
     pieces.append(original[pos:])
     pattern = "(?:.*?)".join(re.escape(p) for p in pieces)
@@ -84,7 +84,8 @@ def test_parse_error_is_a_structured_blocking_finding() -> None:
     (finding,) = verdict.findings
     assert finding.code == "SYN.PARSE"
     assert "line 2" in finding.message
-    assert finding.hint and "RETURN" in finding.hint
+    assert "expected one of: RETURN" in finding.message
+    assert finding.hint == "did you mean RETURN?"
 
 
 def test_fixes_from_several_rounds_compose_and_map_to_original_spans() -> None:
@@ -115,8 +116,11 @@ class _Shout:
     @hookimpl
     def guard_cypher(self, query, ctx):  # type: ignore[no-untyped-def]
         if query.text.startswith("match"):
-            return [Finding("PAT.KEYWORD", Severity.INFO, "upper-cased", (0, 5),
-                            fix=(Edit(0, 5, "MATCH"),))]
+            return [
+                Finding(
+                    "PAT.KEYWORD", Severity.INFO, "upper-cased", (0, 5), fix=(Edit(0, 5, "MATCH"),)
+                )
+            ]
         return []
 
 
@@ -130,8 +134,10 @@ class _Broken:
 
 def test_third_party_rule_runs_and_a_crashing_rule_is_contained() -> None:
     guard = build_guard(
-        parse_config({"guard": {"disable": ["limits"]}}), SCHEMA,
-        extra_plugins=[_Shout(), _Broken()], entry_points=False,
+        parse_config({"guard": {"disable": ["limits"]}}),
+        SCHEMA,
+        extra_plugins=[_Shout(), _Broken()],
+        entry_points=False,
     )
     verdict = guard.check("match (n:Person) RETURN n")
     assert verdict.query == "MATCH (n:Person) RETURN n"

@@ -13,6 +13,7 @@ from typing import Any
 from lark import Token, Transformer, Tree
 
 from proxy.cypher.ast import (
+    BinaryOp,
     CallProcedure,
     CallSubquery,
     Clause,
@@ -47,7 +48,6 @@ from proxy.cypher.ast import (
     With,
 )
 from proxy.cypher.transform_expr import (
-    BinaryOp,
     BuildError,
     ExprBuilder,
     Part,
