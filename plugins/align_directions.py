@@ -64,6 +64,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
                     f"{described} points against the stored direction; arrow reversed",
                     hop.rel.span,
                     fix=flip_edits(hop.rel),
+                    final=True,
                 )
             )
     return findings

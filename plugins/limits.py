@@ -60,6 +60,7 @@ def _check_return(ret: ast.Return, default: int, cap: int) -> Finding | None:
             f"no LIMIT: LIMIT {default} appended (guard.default_limit)",
             (ret.span[1], ret.span[1]),
             fix=(Edit(ret.span[1], ret.span[1], f" LIMIT {default}"),),
+            final=True,
         )
     value = limit.value if isinstance(limit, ast.Literal) else None
     if cap and isinstance(value, int) and value > cap:
@@ -69,6 +70,7 @@ def _check_return(ret: ast.Return, default: int, cap: int) -> Finding | None:
             f"LIMIT {value} exceeds guard.max_limit; lowered to {cap}",
             limit.span,
             fix=(Edit(*limit.span, str(cap)),),
+            final=True,
         )
     return None
 

@@ -63,11 +63,12 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
             )
         )
     allowed = [p.lower() for p in settings.allowed_procedures]
-    for node in query.nodes:
-        if settings.read_only:
+    if settings.read_only:
+        for node in query.find(*_WRITES, ast.CallSubquery, ast.SchemaCommand):
             message = _write_message(node)
             if message:
                 findings.append(Finding("SEC.WRITE", Severity.ERROR, message, node.span))
+    for node in query.find(ast.CallProcedure, ast.FunctionCall):
         if isinstance(node, ast.CallProcedure) and not _listed(node.name, allowed):
             findings.append(
                 Finding(
@@ -91,9 +92,9 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
 
 
 def _write_message(node: ast.Node) -> str | None:
-    for cls, keyword in _WRITES.items():
-        if isinstance(node, cls):
-            return f"{keyword} is not allowed: this endpoint is read-only"
+    keyword = _WRITES.get(type(node))
+    if keyword is not None:
+        return f"{keyword} is not allowed: this endpoint is read-only"
     if isinstance(node, ast.CallSubquery) and node.in_transactions:
         return "CALL { … } IN TRANSACTIONS is not allowed: this endpoint is read-only"
     if isinstance(node, ast.SchemaCommand):

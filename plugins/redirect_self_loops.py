@@ -47,6 +47,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
                 "twice; made directed",
                 rel.span,
                 fix=(Edit(*rel.right_span, "->"),),
+                final=True,
             )
         )
     return findings

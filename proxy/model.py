@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -38,7 +38,12 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One decision of one rule. `span` are character offsets in the query text."""
+    """One decision of one rule. `span` are character offsets in the query text.
+
+    `final` is the rule's promise about its fix: a token-level edit that always re-parses and
+    cannot enable or disable another rule's fix (an arrow flip, an appended LIMIT). When every
+    fix of a round is final, the pipeline applies them without another parse-and-check round.
+    """
 
     code: str
     severity: Severity
@@ -47,17 +52,13 @@ class Finding:
     fix: tuple[Edit, ...] | None = None
     hint: str | None = None
     rule: str = ""
+    final: bool = False
 
     def with_span(self, span: Span, rule: str | None = None) -> Finding:
-        return Finding(
-            self.code,
-            self.severity,
-            self.message,
-            span,
-            self.fix,
-            self.hint,
-            self.rule if rule is None else rule,
-        )
+        return replace(self, span=span, rule=self.rule if rule is None else rule)
+
+    def without_fix(self) -> Finding:
+        return replace(self, fix=None)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

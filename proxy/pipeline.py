@@ -136,13 +136,20 @@ class Guard:
             if not edits or round_no == MAX_ROUNDS:
                 break
             candidate = apply_edits(text, edits)
+            if all(f.final and _fix_in(f, edits) for f in findings if f.fix):
+                # Every fix promises it re-parses and enables no other fix: the next round
+                # would only repeat the unfixed findings, so skip its parse.
+                kept += [f for f in latest if f.fix]
+                history.append(edits)
+                text = candidate
+                break
             try:
                 parsed = lang.parse(candidate)
             except lang.syntax_errors:
                 # A rule produced text that does not parse: keep the query as it was and say
                 # so, rather than forward something broken.
                 log.warning("rule edits broke the query; edits dropped: %r", edits)
-                latest = [_unfixed(f) if f.fix else f for f in latest]
+                latest = [f.without_fix() for f in latest]
                 break
             kept += [f for f in latest if f.fix and _fix_in(f, edits)]
             history.append(edits)
@@ -218,10 +225,6 @@ def _fix_in(f: Finding, edits: Sequence[Edit]) -> bool:
 
 def _applied(findings: list[Finding], edits: list[Edit]) -> list[Finding]:
     return [f for f in findings if _fix_in(f, edits)]
-
-
-def _unfixed(f: Finding) -> Finding:
-    return Finding(f.code, f.severity, f.message, f.span, None, f.hint, f.rule)
 
 
 def _map_back(pos: int, edits: Sequence[Edit], is_end: bool) -> int:

@@ -25,6 +25,8 @@ class Node:
     def children(self) -> Iterator[Node]:
         for name in self._child_fields:
             value = getattr(self, name)
+            if value is None:
+                continue
             if isinstance(value, Node):
                 yield value
             elif isinstance(value, (list, tuple)):
@@ -37,10 +39,14 @@ class Node:
     def walk(self) -> Iterator[Node]:
         """Pre-order traversal of this node and everything below it."""
         stack: list[Node] = [self]
+        pop, push = stack.pop, stack.extend
         while stack:
-            node = stack.pop()
+            node = pop()
             yield node
-            stack.extend(reversed(list(node.children())))
+            kids = list(node.children())
+            if kids:
+                kids.reverse()
+                push(kids)
 
     def find_all(self, *types: type[N]) -> Iterator[N]:
         for node in self.walk():
@@ -444,12 +450,18 @@ class Script(Node):
     statements: list[Query]
 
 
+# field annotations that never hold a node (annotations are strings: `from __future__`)
+_LEAF_TYPES = frozenset({"str", "bool", "int", "Span", "str | None", "int | None", "object"})
+
+
 def _index_child_fields() -> None:
     """Precompute each node class's child-bearing fields (children() is the hot path)."""
     stack: list[type[Node]] = [Node]
     while stack:
         cls = stack.pop()
-        cls._child_fields = tuple(f.name for f in fields(cls) if f.name != "span")
+        cls._child_fields = tuple(
+            f.name for f in fields(cls) if f.name != "span" and f.type not in _LEAF_TYPES
+        )
         stack.extend(cls.__subclasses__())
 
 

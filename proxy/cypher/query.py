@@ -20,6 +20,7 @@ class CypherQuery:
     script: ast.Script
     _scopes: Scopes | None = field(default=None, repr=False)
     _nodes: list[ast.Node] | None = field(default=None, repr=False)
+    _by_type: dict[type, list[ast.Node]] = field(default_factory=dict, repr=False)
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -38,13 +39,16 @@ class CypherQuery:
         """Every AST node, pre-order (walked once per query, shared by all rules)."""
         if self._nodes is None:
             self._nodes = list(self.script.walk())
+            for node in self._nodes:
+                self._by_type.setdefault(type(node), []).append(node)
         return self._nodes
 
     def find(self, *types: type[N]) -> Iterator[N]:
-        """Nodes of the given types anywhere in the query, in source order."""
-        for node in self.nodes:
-            if isinstance(node, types):
-                yield node  # type: ignore[misc]
+        """Nodes of the given types (subclasses included) anywhere in the query."""
+        self.nodes  # noqa: B018 - builds the index on first use
+        for cls, members in self._by_type.items():
+            if issubclass(cls, types):
+                yield from members  # type: ignore[misc]
 
     def memo(self, key: str, compute: object) -> object:
         """A per-query cache for facts several rules derive (e.g. the hops to check)."""
