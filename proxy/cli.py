@@ -56,10 +56,20 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_cmd_check)
 
     schema = sub.add_parser("schema", help="discover a live database's schema as JSON")
-    schema.add_argument("--uri", required=True, help="falkordb://host:port/graph or bolt://…")
-    schema.add_argument("--user", default=None)
-    schema.add_argument("--password", default=None)
+    schema.add_argument(
+        "--uri", required=True,
+        help="falkordb://host:port/graph, or bolt:// / neo4j://[user:password@]host:port[/db]",
+    )  # fmt: skip
+    schema.add_argument("--user", default=None, help="Bolt user (instead of in the URI)")
+    schema.add_argument(
+        "--password-env", default=None, metavar="VAR",
+        help="environment variable holding the Bolt password",
+    )  # fmt: skip
     schema.add_argument("--sample", type=int, default=1000, help="edges sampled per probe")
+    schema.add_argument(
+        "--reciprocity-threshold", type=float, default=0.9,
+        help="fraction of edges stored both ways that makes a type reciprocal",
+    )  # fmt: skip
     schema.add_argument("--out", default="-", help="output file (default: stdout)")
     schema.set_defaults(func=_cmd_schema)
 
@@ -157,16 +167,40 @@ def _print_human(verdict: Verdict, out: IO[str]) -> None:
 def _cmd_schema(args: argparse.Namespace) -> int:
     import asyncio
 
+    from proxy.backends.base import BackendError
     from proxy.discovery import discover_from_uri, write_schema_json
 
-    auth = (args.user, args.password or "") if args.user else None
-    schema = asyncio.run(discover_from_uri(args.uri, auth=auth, sample=args.sample))
+    uri = _with_credentials(args.uri, args.user, args.password_env)
+    try:
+        schema = asyncio.run(
+            discover_from_uri(uri, sample=args.sample,
+                              reciprocity_threshold=args.reciprocity_threshold)
+        )  # fmt: skip
+    except (OSError, ValueError, BackendError) as exc:
+        print(f"query-guard: schema discovery failed: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.out == "-":
         write_schema_json(schema, sys.stdout)
     else:
         with open(args.out, "w", encoding="utf-8") as fp:
             write_schema_json(schema, fp)
     return EXIT_OK
+
+
+def _with_credentials(uri: str, user: str | None, password_env: str | None) -> str:
+    """Put --user / the password from --password-env into a Bolt URI's netloc."""
+    if not user:
+        return uri
+    import os
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    parts = urlsplit(uri)
+    password = os.environ.get(password_env, "") if password_env else ""
+    host = parts.hostname or "localhost"
+    netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@{host}"
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -73,3 +73,29 @@ def test_python_dash_m_proxy_is_the_cli() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["action"] == "allow"
+
+
+def test_schema_command_discovers_a_live_falkordb(
+    movies_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "schema.json"
+    assert main(["schema", "--uri", movies_url, "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert {"Person", "Movie"} <= set(data["nodes"])
+    acted = [r for r in data["relationships"] if r["type"] == "ACTED_IN"]
+    assert acted == [
+        {"start": "Person", "type": "ACTED_IN", "end": "Movie", "reciprocity": 0.0,
+         "properties": ["roles"]}
+    ]  # fmt: skip
+    # the file it wrote is what `check --schema` reads
+    q = "MATCH (m:Movie)-[:ACTED_IN]->(p:Person) RETURN p.name"
+    assert main(["check", "--schema", str(out), "--json", "--disable", "limits", q]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["query"] == "MATCH (m:Movie)<-[:ACTED_IN]-(p:Person) RETURN p.name"
+
+
+def test_schema_command_reports_an_unreachable_database(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["schema", "--uri", "falkordb://127.0.0.1:1/g"]) == 2
+    assert "schema discovery failed" in capsys.readouterr().err
