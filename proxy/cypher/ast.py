@@ -9,49 +9,16 @@ resolver maps NodePattern / Variable objects to label sets). Generic tree operat
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
-from typing import ClassVar, TypeVar
+from dataclasses import dataclass, field
+
+from proxy.tree import TreeNode
 
 Span = tuple[int, int]
-N = TypeVar("N", bound="Node")
 
 
 @dataclass(eq=False, slots=True)
-class Node:
+class Node(TreeNode):
     span: Span
-    # names of the fields that may hold child nodes; filled in per class at the end of the module
-    _child_fields: ClassVar[tuple[str, ...]] = ()
-
-    def children(self) -> Iterator[Node]:
-        for name in self._child_fields:
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, Node):
-                yield value
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    if isinstance(item, Node):
-                        yield item
-                    elif isinstance(item, tuple):  # e.g. map entries (key, span, value)
-                        yield from (x for x in item if isinstance(x, Node))
-
-    def walk(self) -> Iterator[Node]:
-        """Pre-order traversal of this node and everything below it."""
-        stack: list[Node] = [self]
-        pop, push = stack.pop, stack.extend
-        while stack:
-            node = pop()
-            yield node
-            kids = list(node.children())
-            if kids:
-                kids.reverse()
-                push(kids)
-
-    def find_all(self, *types: type[N]) -> Iterator[N]:
-        for node in self.walk():
-            if isinstance(node, types):
-                yield node  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------- expressions
@@ -448,21 +415,3 @@ class Script(Node):
     """The parsed text: one or more `;`-separated statements (a trailing `;` is allowed)."""
 
     statements: list[Query]
-
-
-# field annotations that never hold a node (annotations are strings: `from __future__`)
-_LEAF_TYPES = frozenset({"str", "bool", "int", "Span", "str | None", "int | None", "object"})
-
-
-def _index_child_fields() -> None:
-    """Precompute each node class's child-bearing fields (children() is the hot path)."""
-    stack: list[type[Node]] = [Node]
-    while stack:
-        cls = stack.pop()
-        cls._child_fields = tuple(
-            f.name for f in fields(cls) if f.name != "span" and f.type not in _LEAF_TYPES
-        )
-        stack.extend(cls.__subclasses__())
-
-
-_index_child_fields()

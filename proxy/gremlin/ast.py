@@ -10,42 +10,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid as _uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TypeVar
+
+from proxy.tree import TreeNode
 
 Span = tuple[int, int]
 NO_SPAN: Span = (0, 0)
-N = TypeVar("N", bound="Node")
 
 
 @dataclass(eq=False, slots=True)
-class Node:
+class Node(TreeNode):
     span: Span
-
-    def children(self) -> Iterator[Node]:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, Node):
-                yield value
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, Node):
-                        yield item
-
-    def walk(self) -> Iterator[Node]:
-        """Pre-order traversal of this node and everything below it."""
-        stack: list[Node] = [self]
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(reversed(list(node.children())))
-
-    def find_all(self, *types: type[N]) -> Iterator[N]:
-        for node in self.walk():
-            if isinstance(node, types):
-                yield node  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------- arguments
