@@ -38,20 +38,7 @@ def _fenced(text: str) -> list[Finding]:
         return []
     body_start = m.start(2)
     body_end = body_start + len(m.group(2).rstrip())
-    edits = []
-    if body_start > 0:
-        edits.append(Edit(0, body_start, ""))
-    if body_end < len(text):
-        edits.append(Edit(body_end, len(text), ""))
-    return [
-        Finding(
-            "SYN.FENCE",
-            Severity.WARNING,
-            "markdown code fence removed around the query",
-            (0, len(text)),
-            fix=tuple(edits),
-        )
-    ]
+    return _keep(text, body_start, body_end, "markdown code fence removed around the query")
 
 
 def _prose(text: str, start: re.Pattern[str]) -> list[Finding]:
@@ -68,15 +55,12 @@ def _prose(text: str, start: re.Pattern[str]) -> list[Finding]:
     tail = tail_match.start() if tail_match else len(text)
     if head == 0 and tail == len(text):
         return []
-    edits = [Edit(0, head, "")] if head else []
-    if tail < len(text):
-        edits.append(Edit(tail, len(text), ""))
-    return [
-        Finding(
-            "SYN.FENCE",
-            Severity.WARNING,
-            "prose around the query removed",
-            (0, len(text)),
-            fix=tuple(edits),
-        )
-    ]
+    return _keep(text, head, tail, "prose around the query removed")
+
+
+def _keep(text: str, start: int, end: int, message: str) -> list[Finding]:
+    """A SYN.FENCE finding whose fix deletes everything outside text[start:end]."""
+    edits = [Edit(0, start, "")] if start > 0 else []
+    if end < len(text):
+        edits.append(Edit(end, len(text), ""))
+    return [Finding("SYN.FENCE", Severity.WARNING, message, (0, len(text)), fix=tuple(edits))]
