@@ -14,12 +14,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import direction_compare  # noqa: E402
+import gremlin_latency  # noqa: E402
 import guard_latency  # noqa: E402
 import llm_drafts  # noqa: E402
 
 
 def main() -> None:
-    sections = [guard_latency.main(), direction_compare.main(), llm_drafts.main()]
+    sections = [guard_latency.main(), gremlin_latency.main()]
+    sections += [direction_compare.main(), llm_drafts.main()]
     header = (
         "# Benchmark results\n\n"
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, "

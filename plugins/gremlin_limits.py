@@ -1,6 +1,6 @@
 """Gremlin limits — bound what a traversal can return (`LIM.INJECTED`, `LIM.CAPPED`).
 
-A root traversal that reads the graph (`V()` / `E()` in its main chain) gets
+A root traversal that reads the graph (a `V()` / `E()` step anywhere in it) gets
 `.limit(<guard.default_limit>)` appended — before its terminal step (`.toList()`), so
 `g.V().values('name').toList()` becomes `g.V().values('name').limit(1000).toList()` — unless
 its result is bounded already:
@@ -25,6 +25,7 @@ informational; the fix is applied.
 
 from __future__ import annotations
 
+from plugins.gremlin_read_only import MUTATING_STEPS
 from proxy.context import GuardContext
 from proxy.gremlin.ast import Literal, Step, Traversal
 from proxy.gremlin.edits import append_step, int_literal, is_local, nested_traversals
@@ -32,7 +33,6 @@ from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.printer import literal
 from proxy.hookspecs import hookimpl
 from proxy.model import Edit, Finding, Severity
-from plugins.gremlin_read_only import MUTATING_STEPS
 
 EXPANDING_STEPS: frozenset[str] = frozenset(
     {"out", "in", "both", "outE", "inE", "bothE", "outV", "inV", "bothV", "otherV", "V", "E",
@@ -54,7 +54,7 @@ def guard_gremlin(traversal: GremlinQuery, ctx: GuardContext) -> list[Finding]:
     root = traversal.traversal
     default, cap = ctx.settings.default_limit, ctx.settings.max_limit
     findings = _caps(root, cap) if cap else []
-    if default and _needs_limit(root, traversal):
+    if default and _needs_limit(root, traversal, bool(cap)):
         findings.append(
             Finding(
                 "LIM.INJECTED",
@@ -78,9 +78,9 @@ def expands(step: Step) -> bool:
     return False
 
 
-def _needs_limit(root: Traversal, query: GremlinQuery) -> bool:
+def _needs_limit(root: Traversal, query: GremlinQuery, capped: bool) -> bool:
     chain = root.all_steps
-    if not chain or not any(s.name in ("V", "E") for s in chain):
+    if not chain or not any(s.name in ("V", "E") for s in query.steps()):
         return False
     terminal = root.terminal
     if terminal is not None and terminal.name in _SINGLE_TERMINALS:
@@ -93,16 +93,16 @@ def _needs_limit(root: Traversal, query: GremlinQuery) -> bool:
     for step in chain[1:] if root.spawn is not None else chain:
         if expands(step):
             bounded = False
-        elif _bounds(step):
+        elif _bounds(step, capped):
             bounded = True
     return not bounded
 
 
-def _bounds(step: Step) -> bool:
+def _bounds(step: Step, capped: bool) -> bool:
     if is_local(step):
         return False
     if step.name == "range" and len(step.args) == 2:
-        return int_literal(step.args[1]) != -1
+        return int_literal(step.args[1]) != -1 or capped  # the cap bounds range(lo, -1)
     if step.name in _LIMITERS:
         return True
     if step.name in _REDUCERS:

@@ -82,8 +82,7 @@ def _call(step: Step, allowed: list[str]) -> Finding | None:
     return Finding(
         "SEC.PROCEDURE",
         Severity.ERROR,
-        f"call() of service {shown} is not on the allow-list "
-        f"([rules.{RULE}] allowed_calls)",
+        f"call() of service {shown} is not on the allow-list ([rules.{RULE}] allowed_calls)",
         step.span,
         hint="allowed: " + (", ".join(allowed[:6]) if allowed else "none"),
     )

@@ -97,9 +97,7 @@ def _is_filter(step: Step) -> bool:
     if name in ("hasLabel", "hasId"):
         return bool(args)
     if name == "has":
-        if len(args) >= 2:
-            return True
-        return False
+        return len(args) >= 2
     if name in _WRAPPERS_ANY or name == "or":
         inner = [_starts_with_filter(t) for t in nested_traversals(step)]
         if not inner:
@@ -127,9 +125,7 @@ def _similarity_scan(run: list[Step], sim_labels: frozenset[str]) -> bool:
         return False
     labelled = False
     for step in run:
-        if step.name == "hasId" or (
-            step.name == "has" and step.args and _is_id_key(step.args[0])
-        ):
+        if step.name == "hasId" or (step.name == "has" and step.args and _is_id_key(step.args[0])):
             return False
         labels = _label_filter(step)
         if labels is not None:

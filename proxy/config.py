@@ -70,6 +70,14 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
     },
 }
 _FREE_TABLES = {"rules", "gremlin", "repair.llm"}
+# `[repair.llm]`: the optional LLM repair plugin (plugins/llm_repair.py); off without base_url.
+_REPAIR_LLM_KEYS: dict[str, tuple[type, ...]] = {
+    "base_url": (str,),
+    "model": (str,),
+    "api_key_env": (str,),
+    "timeout_seconds": (int, float),
+    "max_tokens": (int,),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +139,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
         for key, value in table.items():
             if key not in keys:
                 if name == "repair" and key == "llm" and isinstance(value, Mapping):
-                    out["llm"] = dict(value)
+                    out["llm"] = _repair_llm(value)
                     continue
                 raise ConfigError(
                     f"{name}.{key}", f"unknown key; known keys: {', '.join(sorted(keys))}"
@@ -145,6 +153,8 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
             out.setdefault(key, default)
         sections[name] = out
     guard = _guard_settings(sections["guard"])
+    gremlin = dict(raw.get("gremlin", {}))
+    _validate_gremlin(gremlin)
     rules = raw.get("rules", {})
     for rule, opts in rules.items():
         if not isinstance(opts, Mapping):
@@ -157,9 +167,30 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
         audit=sections["audit"],
         repair=sections["repair"],
         rules={k: dict(v) for k, v in rules.items()},
-        gremlin=dict(raw.get("gremlin", {})),
+        gremlin=gremlin,
         source=source,
     )
+
+
+def _repair_llm(table: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in table.items():
+        if key not in _REPAIR_LLM_KEYS:
+            known = ", ".join(sorted(_REPAIR_LLM_KEYS))
+            raise ConfigError(f"repair.llm.{key}", f"unknown key; known keys: {known}")
+        types = _REPAIR_LLM_KEYS[key]
+        if not isinstance(value, types) or isinstance(value, bool):
+            wanted = " or ".join(t.__name__ for t in types)
+            raise ConfigError(f"repair.llm.{key}", f"must be {wanted}, got {value!r}")
+        if key in ("timeout_seconds", "max_tokens") and value <= 0:
+            raise ConfigError(f"repair.llm.{key}", f"must be > 0, got {value!r}")
+    return dict(table)
+
+
+def _validate_gremlin(table: Mapping[str, Any]) -> None:
+    """Fail at load time, naming the key, rather than on every Gremlin query."""
+    from proxy.gremlin.similarity import gremlin_settings
+
+    gremlin_settings(table)
 
 
 def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:

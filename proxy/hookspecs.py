@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from proxy.context import GuardContext
     from proxy.cypher.query import CypherQuery
     from proxy.model import Finding
+    from proxy.repair_model import RepairRequest
 
 hookspec = pluggy.HookspecMarker("query_guard")
 hookimpl = pluggy.HookimplMarker("query_guard")
@@ -55,8 +56,17 @@ def guard_gremlin(traversal: Any, ctx: GuardContext) -> list[Finding] | None:
 
 
 @hookspec
-def guard_repair(request: Any, ctx: GuardContext) -> Any:
-    """Propose a repaired query after an error or an empty result (DESIGN §6).
+def guard_repair(request: RepairRequest, ctx: GuardContext) -> Any:
+    """Propose a rewrite of a read query that failed or returned nothing (DESIGN §6).
 
-    May return a ``RepairCandidate``, None, or an awaitable of either (an LLM call).
+    Called by the repair loop after its deterministic tiers found nothing, once per iteration,
+    in hook order; the first implementation returning a candidate wins. Whatever it returns is
+    guarded again before it runs (a repair can never introduce a write).
+
+    :param request: ``proxy.repair.RepairRequest`` — the failed query, the database error (None
+        for an empty result), the client's question when sent, literal grounding notes, the
+        attempts so far and the query parameters
+    :param ctx: schema catalog and guard settings
+    :return: a ``proxy.repair.RepairCandidate`` (query, §7 code, cause), a query string, None
+        (no idea), or an awaitable of one of these (an LLM call)
     """

@@ -228,14 +228,15 @@ def _applied(findings: list[Finding], edits: list[Edit]) -> list[Finding]:
 
 
 def _map_back(pos: int, edits: Sequence[Edit], is_end: bool) -> int:
-    """Map an offset in the text after `edits` to the text before them."""
+    """Map an offset in the text after `edits` to the text before them: a position inside
+    replacement text maps to the replaced region's start (or end, for an end offset)."""
     delta = 0
     for e in sorted(edits, key=lambda e: (e.start, e.end)):
         new_start = e.start + delta
         new_end = new_start + len(e.replacement)
-        if pos < new_start or (pos == new_start and not is_end):
+        if pos <= new_start:
             break
-        if pos <= new_end:
+        if pos < new_end:
             return e.end if is_end else e.start
         delta += len(e.replacement) - (e.end - e.start)
     return pos - delta

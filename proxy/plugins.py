@@ -26,7 +26,19 @@ BUILTIN_RULES: tuple[str, ...] = (
     "plugins.read_only",
     "plugins.limits",
     "plugins.unknown_names",
+    "plugins.gremlin_read_only",
+    "plugins.gremlin_scans",
+    "plugins.gremlin_directions",
+    "plugins.gremlin_symmetric",
+    "plugins.gremlin_similarity",
+    "plugins.gremlin_limits",
 )
+
+# Built-in repair plugins (DESIGN §6 `guard_repair`). They are stateful (endpoint settings),
+# so each module exposes `from_config(repair_table) -> plugin | None` and
+# `proxy.repair.build_repairer` registers the instance on the guard's plugin manager only when
+# configured; they implement no rule hook, so Cypher rule behaviour does not depend on them.
+BUILTIN_REPAIR: tuple[str, ...] = ("plugins.llm_repair",)
 
 
 def builtin_rule_names() -> list[str]:

@@ -7,19 +7,29 @@ tests run several servers in one process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
+import sys
+import threading
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from proxy.audit import AuditLog
+from proxy.backends.base import BackendError
 from proxy.config import Config
-from proxy.errors import ConfigError
+from proxy.errors import ConfigError, QueryGuardError
+from proxy.model import Verdict
 from proxy.pipeline import Guard, build_guard
+from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
 
 log = logging.getLogger(__name__)
+
+CREDENTIAL_MODES = ("passthrough", "configured")
+T = TypeVar("T")
 
 
 def split_address(value: str, key: str) -> tuple[str, int]:
@@ -27,6 +37,15 @@ def split_address(value: str, key: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
         raise ConfigError(key, f"must look like 'host:port', got {value!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
+    """The Bolt frontend's guard callable: every RUN is Cypher."""
+
+    def check(query: str, parameters: dict[str, Any]) -> Verdict:
+        return guard.check(query, "cypher")
+
+    return check
 
 
 class ProxyServer:
@@ -40,16 +59,29 @@ class ProxyServer:
         self.guard: Guard | None = None
         self.schema: SchemaCatalog | None = None
         self.bolt: Any = None
-        self.audit = AuditLog(
-            str(config.audit["path"]), include_parameters=bool(config.audit["include_parameters"])
-        )
+        self.audit: AuditLog | None = None
 
     @property
     def bolt_port(self) -> int:
         return int(self.bolt.port)
 
+    @property
+    def bolt_address(self) -> str:
+        """Where clients connect (`host:port`, the real port when the config said 0)."""
+        return f"{self.bolt.host}:{self.bolt.port}"
+
+    @property
+    def backend_description(self) -> str:
+        if self.embedded is not None:
+            return f"embedded FalkorDB {self.embedded.url} (data {self.embedded.data_dir})"
+        return str(self.config.backend["cypher"])
+
     async def start(self) -> None:
         try:
+            self.audit = AuditLog(
+                str(self.config.audit["path"]),
+                include_parameters=bool(self.config.audit["include_parameters"]),
+            )
             self.backend = await self._start_backend()
             self.schema = await self._load_schema()
             self.guard = build_guard(self.config, self.schema, extra_plugins=self.extra_plugins)
@@ -59,16 +91,31 @@ class ProxyServer:
             raise
 
     async def close(self) -> None:
-        if self.bolt is not None:
-            await self.bolt.close()
-            self.bolt = None
-        if self.backend is not None:
-            await self.backend.close()
-            self.backend = None
-        if self.embedded is not None:
-            await self.embedded.astop()
-            self.embedded = None
-        self.audit.close()
+        """Stop listening, then the backend, then the embedded database (each step runs even
+        when an earlier one fails)."""
+        try:
+            if self.bolt is not None:
+                bolt, self.bolt = self.bolt, None
+                await bolt.close()
+        finally:
+            try:
+                if self.backend is not None:
+                    backend, self.backend = self.backend, None
+                    await backend.close()
+            finally:
+                if self.embedded is not None:
+                    embedded, self.embedded = self.embedded, None
+                    await embedded.astop()
+                if self.audit is not None:
+                    self.audit.close()
+                    self.audit = None
+
+    async def __aenter__(self) -> ProxyServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     # ------------------------------------------------------------------ parts
 
@@ -77,7 +124,8 @@ class ProxyServer:
         if not url:
             from proxy.backends.embedded import EmbeddedFalkorDB
 
-            self.embedded = EmbeddedFalkorDB(Path(str(self.config.server["data_dir"])) / "falkordb")
+            data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "falkordb"
+            self.embedded = EmbeddedFalkorDB(data_dir)
             await self.embedded.astart()
             log.info("embedded FalkorDB on port %d", self.embedded.port)
             url = self.embedded.url
@@ -105,52 +153,152 @@ class ProxyServer:
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
-        if bolt:
-            host, port = split_address(bolt, "server.bolt")
-            advertised = str(self.config.server["advertised_address"]) or None
-            assert self.guard is not None
-            self.bolt = BoltFrontend(
-                host, port, self.guard, self.backend, advertised, on_query=self.audit
-            )
-            await self.bolt.start()
+        if not bolt:
+            return
+        host, port = split_address(bolt, "server.bolt")
+        advertised = str(self.config.server["advertised_address"]) or None
+        assert self.guard is not None
+        self.bolt = BoltFrontend(
+            host,
+            port,
+            cypher_guard(self.guard),
+            self.backend,
+            advertised,
+            on_query=self.audit,
+            authenticate=self._authenticate_hook(),
+            repairer=build_repairer(self.guard, self.config),
+        )
+        await self.bolt.start()
+
+    def _authenticate_hook(self) -> Callable[[dict[str, Any]], bool] | None:
+        """Pass-through to a Bolt upstream: remember each connection's credentials."""
+        if getattr(self.backend, "passthrough", False):
+            from proxy.backends.bolt import remember_client_auth
+
+            return remember_client_auth
+        return None
+
+
+class ProxyThread:
+    """A `ProxyServer` on its own event loop in a daemon thread, for applications (and tests)
+    that embed the proxy next to synchronous code: `start()` returns once it listens."""
+
+    def __init__(self, config: Config, **options: Any) -> None:
+        self.server = ProxyServer(config, **options)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    @property
+    def address(self) -> str:
+        return self.server.bolt_address
+
+    def start(self, timeout: float = 120.0) -> ProxyThread:
+        self._thread.start()
+        try:
+            self.call(self.server.start(), timeout)
+        except BaseException:
+            self._halt()
+            raise
+        return self
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = 60.0) -> T:
+        """Run a coroutine on the proxy's loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            try:
+                self.call(self.server.close())
+            finally:
+                self._halt()
+
+    def _halt(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        if not self.loop.is_running():
+            self.loop.close()
+
+    def __enter__(self) -> ProxyThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def make_backend(url: str, config: Config) -> Any:
-    """The backend for a `[backend] cypher` URL."""
+    """The backend for a `[backend] cypher` URL (writes refused upstream too when read-only)."""
     scheme = url.split("://", 1)[0].lower()
-    if scheme in ("falkordb", "redis"):
+    read_only = config.guard.read_only
+    if scheme in ("falkordb", "falkor", "redis"):
         from proxy.backends.falkordb import FalkorDBBackend
 
-        return FalkorDBBackend(url)
+        return FalkorDBBackend(url, read_only=read_only)
     if scheme.startswith(("bolt", "neo4j")):
         from proxy.backends.bolt import BoltBackend
 
-        auth = None
-        if config.backend["credentials"] == "configured":
-            env = str(config.backend["password_env"])
-            auth = (str(config.backend["user"]), os.environ.get(env, "") if env else "")
-        return BoltBackend(url, auth=auth, database=str(config.backend["database"]) or None)
+        mode = str(config.backend["credentials"])
+        if mode not in CREDENTIAL_MODES:
+            raise ConfigError("backend.credentials", f"must be one of {CREDENTIAL_MODES}")
+        return BoltBackend(
+            url,
+            auth=configured_auth(config, required=mode == "configured"),
+            database=str(config.backend["database"]) or None,
+            read_only=read_only,
+            passthrough=mode == "passthrough",
+        )
     raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
+
+
+def configured_auth(config: Config, required: bool) -> tuple[str, str] | None:
+    """(user, password from `password_env`); in pass-through mode they are optional and only
+    serve schema discovery and clients that send no credentials."""
+    user = str(config.backend["user"])
+    env = str(config.backend["password_env"])
+    if not user:
+        if required:
+            raise ConfigError("backend.user", 'credentials = "configured" needs a user')
+        return None
+    if env and env not in os.environ:
+        raise ConfigError("backend.password_env", f"environment variable {env} is not set")
+    return user, os.environ.get(env, "") if env else ""
 
 
 def serve(config: Config) -> int:
     """Run until SIGINT / SIGTERM; returns the process exit status."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
     return asyncio.run(_serve(config))
 
 
 async def _serve(config: Config) -> int:
-    server = ProxyServer(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await server.start()
-    where = f"bolt://{config.server['bolt']}"
-    backend = config.backend["cypher"] or f"embedded FalkorDB ({server.embedded.url})"
-    print(f"query-guard listening on {where} -> {backend}", flush=True)
+    server = ProxyServer(config)
+    starting = asyncio.create_task(server.start())
+    stopping = asyncio.create_task(stop.wait())
     try:
-        await stop.wait()
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():  # a signal during start-up: give up starting
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await starting
+            return 0
+        try:
+            starting.result()
+        except (BackendError, QueryGuardError, OSError) as exc:
+            print(f"query-guard: cannot start: {exc}", file=sys.stderr, flush=True)
+            return 1
+        where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
+        print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        await stopping
+        return 0
     finally:
+        stopping.cancel()
         await server.close()
-    return 0
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

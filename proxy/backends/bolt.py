@@ -6,7 +6,8 @@ driver's own result cursor, so big results stream with bounded memory.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import neo4j
@@ -30,7 +31,8 @@ _UNAVAILABLE = (
     neo4j_errors.ServiceUnavailable,
     neo4j_errors.SessionExpired,
     neo4j_errors.DatabaseUnavailable,
-    neo4j_errors.ConnectionAcquisitionTimeoutError,
+    # driver 6 only (5.x reports a pool timeout as a ClientError)
+    getattr(neo4j_errors, "ConnectionAcquisitionTimeoutError", neo4j_errors.ServiceUnavailable),
     OSError,
 )
 _COUNTER_FIELDS = (
@@ -57,14 +59,47 @@ def map_error(exc: BaseException) -> BackendError:
     return BackendError(str(exc) or type(exc).__name__)
 
 
+# The credentials the current client connection logged on with (`credentials =
+# "passthrough"`). The proxy's authenticate hook sets them inside the connection's task, and
+# every backend call made for that connection runs in the same task, so it sees its own client's
+# credentials and no other's.
+CLIENT_AUTH: ContextVar[neo4j.Auth | None] = ContextVar("query_guard_client_auth", default=None)
+
+
+def remember_client_auth(auth: Mapping[str, Any]) -> bool:
+    """A Bolt frontend `authenticate` hook for pass-through: keep the HELLO / LOGON auth
+    token for this connection's upstream sessions. Always accepts: the upstream judges the
+    credentials when the first query runs (a wrong password fails that query with
+    Neo.ClientError.Security.Unauthorized)."""
+    CLIENT_AUTH.set(client_auth_token(auth))
+    return True
+
+
+def client_auth_token(auth: Mapping[str, Any]) -> neo4j.Auth | None:
+    """A Bolt auth map (`scheme`, `principal`, `credentials`, `realm`, …) as a driver token;
+    None for scheme "none" or a missing scheme."""
+    scheme = auth.get("scheme")
+    if not isinstance(scheme, str) or scheme == "none":
+        return None
+    extra = {
+        k: v for k, v in auth.items() if k not in ("scheme", "principal", "credentials", "realm")
+    }
+    return neo4j.Auth(
+        scheme, auth.get("principal"), auth.get("credentials"), auth.get("realm"), **extra
+    )
+
+
 # ---------------------------------------------------------------------- values
 
 
 def _int_id(entity: neo4j_graph.Entity) -> int:
-    """Neo4j 5 element ids end in the legacy integer id (`4:<db>:123`); `.id` is deprecated."""
-    tail = entity.element_id.rsplit(":", 1)[-1]
-    if tail.lstrip("-").isdigit():
-        return int(tail)
+    """Neo4j 5 element ids end in the legacy integer id (`4:<db>:123`); `.id` is deprecated.
+
+    Other servers' element ids need not (ArcadeDB's `#4:0` and `#1:0` share a tail), so only
+    the three-part Neo4j shape is parsed; the server's own integer id is used otherwise."""
+    parts = entity.element_id.split(":")
+    if len(parts) == 3 and parts[0].isdigit() and parts[2].lstrip("-").isdigit():
+        return int(parts[2])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return int(entity.id)
@@ -152,7 +187,9 @@ def to_summary(summary: neo4j.ResultSummary) -> ResultSummary:
         for name in _COUNTER_FIELDS
         if getattr(counters, name, 0)
     }
-    notifications = [dict(n) for n in (summary.notifications or [])]
+    with warnings.catch_warnings():  # deprecated in driver 6 in favour of GQL statuses
+        warnings.simplefilter("ignore", DeprecationWarning)
+        notifications = [dict(n) for n in (summary.notifications or [])]
     return ResultSummary(
         query_type=summary.query_type or "r",
         counters=stats,
@@ -175,10 +212,12 @@ class BoltResult:
         result: neo4j.AsyncResult,
         keys: list[str],
         on_done: Callable[[], Awaitable[None]] | None = None,
+        session: neo4j.AsyncSession | None = None,
     ) -> None:
         self.keys = keys
         self._result = result
         self._on_done = on_done  # closes the auto-commit session that owns the result
+        self._session = session  # auto-commit: its bookmark goes into the summary
         self._summary: ResultSummary | None = None
 
     async def fetch(self, n: int) -> list[list[Any]]:
@@ -215,7 +254,10 @@ class BoltResult:
         return self._summary if self._summary is not None else ResultSummary()
 
     async def _finish(self) -> None:
-        self._summary = to_summary(await self._result.consume())
+        summary = to_summary(await self._result.consume())
+        if self._session is not None:
+            summary.bookmark = _latest(await self._session.last_bookmarks())
+        self._summary = summary
         await self._close_owner()
 
     async def _abandon(self) -> None:
@@ -235,7 +277,9 @@ class BoltBackend:
     """A Neo4j-compatible server behind the proxy (one driver, one pool, many sessions).
 
     `read_only=True` opens every session in READ access mode: Neo4j then refuses writes
-    itself (and a cluster routes the work to readers).
+    itself (and a cluster routes the work to readers). `passthrough=True` opens each session
+    with the credentials of the client being served (`CLIENT_AUTH`), when it sent any; `auth`
+    is then only the default (schema discovery, clients that sent none).
     """
 
     name = "bolt"
@@ -247,10 +291,12 @@ class BoltBackend:
         database: str | None = None,
         *,
         read_only: bool = False,
+        passthrough: bool = False,
         **driver_config: Any,
     ) -> None:
         self.uri = uri
         self.read_only = read_only
+        self.passthrough = passthrough
         self.auth = auth
         self.database = database
         self.driver_config = driver_config
@@ -267,11 +313,18 @@ class BoltBackend:
 
     def _session(self, database: str | None) -> neo4j.AsyncSession:
         mode = neo4j.READ_ACCESS if self.read_only else neo4j.WRITE_ACCESS
-        return self.driver.session(database=database or self.database, default_access_mode=mode)
+        auth = CLIENT_AUTH.get() if self.passthrough else None
+        return self.driver.session(
+            database=database or self.database, default_access_mode=mode, auth=auth
+        )
 
     async def start(self) -> None:
         try:
             info = await self.driver.get_server_info()
+        except neo4j_errors.AuthError as exc:
+            if self.passthrough:  # reachable; the clients will bring their own credentials
+                return
+            raise map_error(exc) from exc
         except Exception as exc:
             raise map_error(exc) from exc
         self.server = info.agent or ""
@@ -291,7 +344,7 @@ class BoltBackend:
         except Exception as exc:
             await session.close()
             raise map_error(exc) from exc
-        return BoltResult(result, keys, session.close)
+        return BoltResult(result, keys, session.close, session)
 
     async def begin(
         self, database: str | None = None, metadata: dict[str, Any] | None = None
@@ -328,8 +381,7 @@ class BoltTransaction:
             raise map_error(exc) from exc
         finally:
             await self._session.close()
-        values = sorted(bookmarks.raw_values)
-        return values[-1] if values else None
+        return _latest(bookmarks)
 
     async def rollback(self) -> None:
         try:
@@ -338,3 +390,8 @@ class BoltTransaction:
             raise map_error(exc) from exc
         finally:
             await self._session.close()
+
+
+def _latest(bookmarks: neo4j.Bookmarks) -> str | None:
+    values = sorted(bookmarks.raw_values)
+    return values[-1] if values else None

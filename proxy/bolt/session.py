@@ -13,14 +13,23 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from proxy.backends.base import Backend, BackendError, ResultStream, Transaction
+from proxy.backends.base import (
+    Backend,
+    BackendError,
+    BackendUnavailable,
+    ResultStream,
+    Transaction,
+)
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
 from proxy.bolt.streaming import OpenResult, ResultPump
 from proxy.bolt.values import ValueCodec
 from proxy.model import Action, Verdict
+
+if TYPE_CHECKING:
+    from proxy.repair import Repairer
 
 log = logging.getLogger("proxy.bolt")
 
@@ -65,6 +74,8 @@ class ServerContext:
     home_database: str = "neo4j"
     routing_ttl: int = 300
     fetch_batch: int = 1000
+    # DESIGN §6: reads that fail or come back empty are retried by the repair loop
+    repairer: Repairer | None = None
 
 
 # Which requests each state accepts (RESET and GOODBYE are accepted everywhere).
@@ -339,7 +350,9 @@ class BoltSession:
             "error": None,
         }
         try:
-            stream, verdict = await self._guarded_run(query, parameters, database, in_tx, event)
+            stream, verdict = await self._guarded_run(
+                query, parameters, database, in_tx, event, extra.get("tx_metadata")
+            )
         except Exception:
             event["error"] = event["error"] or diag.UNKNOWN_ERROR
             raise
@@ -367,6 +380,7 @@ class BoltSession:
         database: str | None,
         in_tx: bool,
         event: dict[str, Any],
+        extra_metadata: Any = None,
     ) -> tuple[ResultStream | None, Verdict | None]:
         started = time.perf_counter()
         try:
@@ -394,17 +408,53 @@ class BoltSession:
             self._enter_failed()
             return None, None
         started = time.perf_counter()
+        tx = self._tx if in_tx else None
+
+        async def execute(text: str, params: dict[str, Any]) -> ResultStream:
+            if tx is not None:
+                return await tx.run(text, params)
+            return await self.ctx.backend.run(text, params, database)
+
         try:
-            if in_tx and self._tx is not None:
-                stream = await self._tx.run(final, parameters)
-            else:
-                stream = await self.ctx.backend.run(final, parameters, database)
+            stream = await execute(final, parameters)
         except BackendError as exc:
-            event.update(backend_ms=_ms(started), error=exc.code)
+            if not self._repairs(final, in_tx, exc):
+                event.update(backend_ms=_ms(started), error=exc.code)
+                await self._backend_failed(exc)
+                return None, None
+            stream = exc
+        if not isinstance(stream, BackendError) and not self._repairs(final, in_tx, None):
+            event["backend_ms"] = _ms(started)
+            return stream, verdict
+        assert self.ctx.repairer is not None
+        outcome = await self.ctx.repairer.run(
+            final,
+            execute=execute,
+            check=lambda text: self.ctx.guard(text, parameters),
+            parameters=parameters,
+            question=_question(self._tx_metadata if in_tx else extra_metadata),
+            first=stream,
+            retry_errors=not in_tx,
+        )
+        event.update(backend_ms=_ms(started), final_query=outcome.query)
+        if len(outcome.attempts) > 1:
+            event["repair"] = [a.to_dict() for a in outcome.attempts]
+        if outcome.error is not None or outcome.stream is None:
+            exc = outcome.error or BackendError("the repair loop produced no result")
+            event["error"] = exc.code
             await self._backend_failed(exc)
             return None, None
-        event["backend_ms"] = _ms(started)
-        return stream, verdict
+        return outcome.stream, outcome.verdict(verdict)
+
+    def _repairs(self, query: str, in_tx: bool, error: BackendError | None) -> bool:
+        """Does the repair loop see this result? (It retries reads only, and only when they
+        fail or come back empty; it parses the query only then.) Inside an explicit
+        transaction only empty results are repaired: a failed statement ends the transaction
+        on Neo4j, so a retry there could not run (FalkorDB would allow it; one rule for all)."""
+        repairer = self.ctx.repairer
+        if repairer is None or not repairer.settings.enabled:
+            return False
+        return error is None or not (in_tx or isinstance(error, BackendUnavailable))
 
     def _emit(self, event: dict[str, Any]) -> None:
         if self.ctx.on_query is None:
@@ -447,6 +497,12 @@ class BoltSession:
                 self._state = State.TX_STREAMING if self._results else State.TX_READY
             else:
                 self._state = State.READY
+
+
+def _question(metadata: Any) -> str | None:
+    """The natural-language question a client attached as tx metadata (DESIGN §6)."""
+    question = metadata.get("question") if isinstance(metadata, dict) else None
+    return question if isinstance(question, str) and question.strip() else None
 
 
 def _ms(started: float) -> int:

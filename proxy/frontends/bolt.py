@@ -12,7 +12,7 @@ import asyncio
 import itertools
 import logging
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proxy.backends.base import Backend
 from proxy.bolt import messages as m
@@ -25,6 +25,9 @@ from proxy.bolt.session import (
     ServerContext,
     State,
 )
+
+if TYPE_CHECKING:
+    from proxy.repair import Repairer
 
 log = logging.getLogger("proxy.bolt")
 
@@ -242,6 +245,7 @@ class BoltFrontend:
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         fetch_batch: int = 1000,
         versions: tuple[Version, ...] = SUPPORTED_VERSIONS,
+        repairer: Repairer | None = None,
     ) -> None:
         unknown = set(versions) - set(SUPPORTED_VERSIONS)
         if unknown or not versions:
@@ -258,6 +262,7 @@ class BoltFrontend:
             server_agent=server_agent,
             home_database=home_database,
             fetch_batch=fetch_batch,
+            repairer=repairer,
         )
         self._max_message_size = max_message_size
         self._handshake_timeout = handshake_timeout

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from proxy.gremlin.ast import Node, Step, Traversal
+from proxy.gremlin.ast import Enum, Literal, Node, Step, String, Traversal
 from proxy.gremlin.printer import to_text
 from proxy.model import Edit
 
@@ -70,3 +70,44 @@ def remove_step(step: Step, traversal: Traversal) -> Edit:
             raise ValueError("cannot remove the only step of a traversal")
         return Edit(step.span[0], chain[1].span[0], "")
     return Edit(chain[index - 1].span[1], step.span[1], "")
+
+
+def insert_before(step: Step, steps: str) -> Edit:
+    """Insert `out('x').`-style text (trailing dot included) right before `step`."""
+    return Edit(step.span[0], step.span[0], steps)
+
+
+# ---------------------------------------------------------------- reading steps
+
+
+def string_args(step: Step) -> list[str] | None:
+    """The values of a step whose arguments are all string literals (`out('a', 'b')`), else
+    None (no arguments, a parameter, a predicate, ...)."""
+    if not step.args or not all(isinstance(a, String) for a in step.args):
+        return None
+    return [a.value for a in step.args if isinstance(a, String)]
+
+
+def int_literal(arg: Node) -> int | None:
+    """The value of an integer literal argument (`10`, `10L`), else None."""
+    if isinstance(arg, Literal) and isinstance(arg.value, int) and not isinstance(arg.value, bool):
+        return arg.value
+    return None
+
+
+def is_local(step: Step) -> bool:
+    """A step in local scope (`count(local)`, `limit(Scope.local, 2)`)."""
+    first = step.args[0] if step.args else None
+    return isinstance(first, Enum) and first.kind == "Scope" and first.value == "local"
+
+
+def nested_traversals(step: Step) -> Iterator[Traversal]:
+    """The traversals among a step's arguments (inside lists, maps and strategy options too),
+    without the ones nested inside those traversals."""
+    stack: list[Node] = list(reversed(step.args))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Traversal):
+            yield node
+        else:
+            stack.extend(reversed(list(node.children())))

@@ -1,0 +1,151 @@
+"""The repair loop's vocabulary (DESIGN §6): settings, attempt records, what a `guard_repair`
+plugin is asked and answers, the loop's outcome, and the peeked result stream."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy.backends.base import BackendError, ResultStream, ResultSummary
+from proxy.model import Action, Finding, Verdict
+
+ROWS, EMPTY, ERROR, BLOCKED = "rows", "empty", "error", "blocked"
+
+
+async def await_me_maybe(value: Any) -> Any:
+    """A hook result that may be a value, a coroutine or another awaitable (datasette's)."""
+    if callable(value):
+        value = value()
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+# ---------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class RepairSettings:
+    """`[repair]` of the configuration."""
+
+    enabled: bool = True
+    budget: int = 3
+    tier1: bool = True
+    grounding: bool = True
+    relaxation: bool = True
+
+    @classmethod
+    def from_config(cls, repair: Mapping[str, Any]) -> RepairSettings:
+        return cls(
+            enabled=bool(repair.get("enabled", True)),
+            budget=max(0, int(repair.get("budget", 3))),
+            tier1=bool(repair.get("tier1", True)),
+            grounding=bool(repair.get("grounding", True)),
+            relaxation=bool(repair.get("relaxation", True)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One query the loop ran (or refused to run): what, why, and what came back."""
+
+    query: str
+    source: str  # "client", "tier1", "relaxation", or the plugin's name
+    code: str | None  # the diagnosis that produced it (DIR.FLIPPED_ON_EMPTY, an LLM's code)
+    outcome: str  # ROWS | EMPTY | ERROR | BLOCKED
+    rows: int = 0  # records seen when deciding (at most PEEK)
+    error: str | None = None
+    ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "source": self.source, "code": self.code,
+            "outcome": self.outcome, "rows": self.rows, "error": self.error,
+            "ms": round(self.ms, 2),
+        }  # fmt: skip
+
+    def describe(self, number: int) -> str:
+        why = f"{self.source}, {self.code}" if self.code else self.source
+        got = {ROWS: "rows", EMPTY: "empty result", ERROR: f"error: {self.error}"}.get(
+            self.outcome, f"blocked: {self.error}"
+        )
+        return f"attempt {number} ({why}): {got} [{self.ms:.0f} ms] {self.query}"
+
+
+@dataclass(frozen=True, slots=True)
+class RepairRequest:
+    """What a `guard_repair` plugin is asked to fix."""
+
+    query: str  # the failed query (as it ran)
+    error: str | None  # the database's error, or None for an empty result
+    question: str | None = None  # the client's natural-language question, when sent
+    notes: tuple[str, ...] = ()  # literal grounding notes
+    attempts: tuple[Attempt, ...] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def failure(self) -> str:
+        return f"error: {self.error}" if self.error else "empty result"
+
+
+@dataclass(frozen=True, slots=True)
+class RepairCandidate:
+    """A plugin's proposal: the rewritten query and its diagnosis (a §7 code)."""
+
+    query: str
+    code: str | None = None
+    cause: str | None = None
+    source: str = ""
+
+
+@dataclass
+class RepairOutcome:
+    """The attempt the client gets: its query, its stream (or error), and what was tried."""
+
+    query: str
+    stream: ResultStream | None
+    error: BackendError | None
+    attempts: list[Attempt]
+    findings: list[Finding]
+    stop: str = ""  # why the loop ended
+
+    @property
+    def repaired(self) -> bool:
+        return bool(self.attempts) and self.query != self.attempts[0].query
+
+    def verdict(self, base: Verdict) -> Verdict:
+        """`base` (the guard's verdict on the client query) with the repair's findings."""
+        if len(self.attempts) <= 1:
+            return base
+        action = Action.REWRITE if self.repaired else base.action
+        return Verdict(action, self.query, (*base.findings, *self.findings), base.original)
+
+
+class PeekedStream:
+    """A `ResultStream` whose first records were already read to judge the result."""
+
+    def __init__(self, stream: ResultStream, head: list[list[Any]]) -> None:
+        self.keys = list(stream.keys)
+        self._stream = stream
+        self._head = head
+
+    async def fetch(self, n: int) -> list[list[Any]]:
+        if n < 0:
+            out, self._head = self._head, []
+            return out + await self._stream.fetch(-1)
+        out, self._head = self._head[:n], self._head[n:]
+        if len(out) < n:
+            out += await self._stream.fetch(n - len(out))
+        return out
+
+    async def discard(self) -> None:
+        self._head = []
+        await self._stream.discard()
+
+    def has_more(self) -> bool:
+        return bool(self._head) or self._stream.has_more()
+
+    def summary(self) -> ResultSummary:
+        return self._stream.summary()

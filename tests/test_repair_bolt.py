@@ -1,0 +1,121 @@
+"""The repair loop on the Bolt path: the real neo4j driver -> BoltFrontend (guard + repairer)
+-> FalkorDBBackend -> the movie graph in a real FalkorDB."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import warnings
+from collections.abc import Coroutine, Iterator
+from typing import Any
+
+import neo4j
+import pytest
+from neo4j import exceptions as nex
+
+from proxy.backends.falkordb import FalkorDBBackend
+from proxy.config import parse_config
+from proxy.frontends.bolt import BoltFrontend
+from proxy.pipeline import build_guard
+from proxy.repair import build_repairer
+from tests.test_repair_falkordb import MOVIES
+
+AUTH = ("neo4j", "password")
+REVERSED = "MATCH (m {title: 'The Matrix'})-[:ACTED_IN]->(p) RETURN p.name AS name"
+ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]
+
+
+class RepairingServer:
+    def __init__(self, url: str) -> None:
+        config = parse_config({})
+        guard = build_guard(config, MOVIES, entry_points=False)
+        self.repairer = build_repairer(guard, config)
+        self.events: list[dict[str, Any]] = []
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.backend = FalkorDBBackend(url, read_only=True)
+        self.frontend = BoltFrontend(
+            "127.0.0.1",
+            0,
+            lambda query, _params: guard.check(query),
+            self.backend,
+            on_query=self.events.append,
+            repairer=self.repairer,
+        )
+        self.call(self.frontend.start())
+        self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
+
+    def call(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
+
+    def stop(self) -> None:
+        self.call(self.frontend.close())
+        self.call(self.backend.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+
+@pytest.fixture(scope="module")
+def server(movies_url: str) -> Iterator[RepairingServer]:
+    srv = RepairingServer(movies_url)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _quiet_driver_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_an_empty_query_is_repaired_and_the_summary_lists_the_attempts(
+    server: RepairingServer,
+) -> None:
+    question = "Who acted in The Matrix?"
+    with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver:
+        records, summary, keys = driver.execute_query(
+            neo4j.Query(REVERSED, metadata={"question": question})
+        )
+    assert keys == ["name"] and sorted(r["name"] for r in records) == ACTORS
+    codes = [n["code"] for n in summary.notifications]
+    assert "DIR.FLIPPED_ON_EMPTY" in codes and codes.count("REPAIR.ATTEMPT") == 2
+    tried = [n["title"] for n in summary.notifications if n["code"] == "REPAIR.ATTEMPT"]
+    assert (
+        "(client): empty result" in tried[0] and "(tier1, DIR.FLIPPED_ON_EMPTY): rows" in tried[1]
+    )
+    event = server.events[-1]
+    assert event["tx_metadata"] == {"question": question}
+    assert "<-[:ACTED_IN]-" in event["final_query"] and len(event["repair"]) == 2
+
+
+def test_rows_at_once_stream_untouched_with_no_repair_notes(server: RepairingServer) -> None:
+    with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver, driver.session() as s:
+        result = s.run("MATCH (p:Person) RETURN p.name AS name ORDER BY name", fetch_size=10)
+        names = [r["name"] for r in result]
+        summary = result.consume()
+    assert len(names) == 133 and names == sorted(names)
+    assert not any(n["code"].startswith("REPAIR") for n in summary.notifications)
+    assert "repair" not in server.events[-1]
+
+
+def test_the_loop_runs_for_empty_reads_inside_an_explicit_transaction(
+    server: RepairingServer,
+) -> None:
+    with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver, driver.session() as s:
+        tx = s.begin_transaction(metadata={"question": "who?"})
+        result = tx.run("MATCH (p:Person {name: 'keanu reeves'}) RETURN p.born AS born")
+        assert [r["born"] for r in result] == [1964]
+        assert tx.run("RETURN 1 AS one").single()["one"] == 1
+        tx.commit()
+
+
+def test_errors_are_retried_in_auto_commit_only_and_still_reach_the_client(
+    server: RepairingServer,
+) -> None:
+    with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver, driver.session() as s:
+        with pytest.raises(nex.Neo4jError):
+            s.run("MATCH (p:Person) RETURN p.name / 0 AS x").consume()
+        assert s.run("RETURN 2 AS two").single()["two"] == 2
