@@ -1,4 +1,6 @@
-"""Run every benchmark that needs no server and write benchmarks/RESULTS.md sections.
+"""Run the guard benchmarks (and the repair-accuracy run, which starts its own FalkorDB) and
+write benchmarks/RESULTS.md; sections below `<!-- other benchmarks -->` (proxy overhead,
+written by benchmarks/proxy_overhead.py) are kept.
 
 Usage: benchmarks/.venv/bin/python benchmarks/run_all.py   (the benchmark venv has
 langchain-neo4j for the side-by-side; the project's .venv works too, without that row)."""
@@ -14,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import direction_compare  # noqa: E402
+from accuracy import run as accuracy  # noqa: E402
 import gremlin_latency  # noqa: E402
 import guard_latency  # noqa: E402
 import llm_drafts  # noqa: E402
@@ -21,7 +24,7 @@ import llm_drafts  # noqa: E402
 
 def main() -> None:
     sections = [guard_latency.main(), gremlin_latency.main()]
-    sections += [direction_compare.main(), llm_drafts.main()]
+    sections += [direction_compare.main(), llm_drafts.main(), accuracy.main()]
     header = (
         "# Benchmark results\n\n"
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, "
