@@ -10,6 +10,7 @@ the input (deep nesting included).
 from __future__ import annotations
 
 import functools
+import importlib.util
 
 from lark import Lark, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.exceptions import VisitError
@@ -36,13 +37,16 @@ _TOKEN_NAMES = {
 
 @functools.cache
 def gremlin_parser() -> Lark:
-    """The LALR parser for `grammars/gremlin.lark`, built once (it is immutable)."""
+    """The LALR parser for `grammars/gremlin.lark`, built once (it is immutable).
+
+    strict=True (lark re-checks for conflicts and terminal collisions) needs `interegular`, a
+    declared dependency; without it the conflict-free grammar still builds, unchecked."""
     return Lark.open_from_package(
         "grammars",
         GRAMMAR,
         parser="lalr",
         lexer="contextual",
-        strict=True,
+        strict=importlib.util.find_spec("interegular") is not None,
         propagate_positions=True,
         maybe_placeholders=True,
         transformer=ChainBuilder(),
