@@ -7,29 +7,14 @@ from __future__ import annotations
 import gc
 import json
 import time
+import tomllib
 
-from _common import CORPORA, summary_us, table
+from _common import CORPORA, ROOT, summary_us, table
 
 from proxy.config import parse_config
 from proxy.pipeline import Guard, build_guard
 
-SEGRA = {
-    "similarity": {
-        "score_property": "similarityScore",
-        "threshold": 0.8,
-        "window_property": "createdAt",
-        "window": ["2024-01-01", "2024-06-30"],
-        "edges": {"similarReason": "hasReason", "similarSymptoms": "exhibits"},
-    },
-    "schema": {
-        "edges": [
-            ["case", "hasReason", "reason"],
-            ["case", "exhibits", "symptom"],
-            ["reason", "similarReason", "reason"],
-            ["symptom", "similarSymptoms", "symptom"],
-        ]
-    },
-}
+SEGRA = tomllib.loads((ROOT / "conf" / "segra-similarity.toml").read_text())["gremlin"]
 
 
 def _texts() -> list[str]:

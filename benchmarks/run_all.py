@@ -16,10 +16,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import direction_compare  # noqa: E402
-from accuracy import run as accuracy  # noqa: E402
 import gremlin_latency  # noqa: E402
 import guard_latency  # noqa: E402
 import llm_drafts  # noqa: E402
+from accuracy import run as accuracy  # noqa: E402
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from proxy.cli import main
 
-SEGRA = Path(__file__).parent / "fixtures" / "gremlin_similarity" / "segra.toml"
+SEGRA = Path(__file__).resolve().parent.parent / "conf" / "segra-similarity.toml"
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:

@@ -11,6 +11,7 @@ must block too.
 from __future__ import annotations
 
 import json
+import tomllib
 from dataclasses import dataclass
 from functools import cache
 
@@ -24,27 +25,11 @@ from proxy.gremlin.errors import GremlinError
 from proxy.gremlin.parser import parse_traversal
 from proxy.model import Verdict
 from proxy.pipeline import Guard, build_guard
-from tests.corpora import corpus
+from tests.corpora import ROOT, corpus
 
 WRITE_STEPS = frozenset({"addV", "addE", "property", "drop", "mergeV", "mergeE"})
 MUTATING = WRITE_STEPS | {"io", "call"}
-SEGRA = {
-    "similarity": {
-        "score_property": "similarityScore",
-        "threshold": 0.8,
-        "window_property": "createdAt",
-        "window": ["2024-01-01", "2024-06-30"],
-        "edges": {"similarReason": "hasReason", "similarSymptoms": "exhibits"},
-    },
-    "schema": {
-        "edges": [
-            ["case", "hasReason", "reason"],
-            ["case", "exhibits", "symptom"],
-            ["reason", "similarReason", "reason"],
-            ["symptom", "similarSymptoms", "symptom"],
-        ]
-    },
-}
+SEGRA = tomllib.loads((ROOT / "conf" / "segra-similarity.toml").read_text())["gremlin"]
 
 
 @dataclass(frozen=True)

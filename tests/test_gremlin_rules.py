@@ -6,8 +6,8 @@ Headers (each may repeat; repeated TOML lines are joined):
 
 * `codes:` expected finding codes (a set), `action:` allow / rewrite / block;
 * `config:` `[guard]` pairs `key=value, …` (as for the Cypher fixtures);
-* `config-file:` a whole TOML configuration, relative to tests/fixtures (shared settings such
-  as `gremlin_similarity/segra.toml`); the headers below are merged over it;
+* `config-file:` a whole TOML configuration, relative to the project root (shared settings such
+  as `conf/segra-similarity.toml`); the headers below are merged over it;
 * `gremlin:` a TOML line inside `[gremlin]`, e.g. `similarity.threshold = 0.8`;
 * `rules:` a TOML line inside `[rules]`, e.g. `gremlin_scans.block = true`;
 * `schema:` schema-catalog triples, `schema-json:` a schema catalog as one line of JSON;
@@ -30,6 +30,7 @@ from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = FIXTURES.parent.parent
 
 
 def _cases() -> list[Path]:
@@ -53,7 +54,9 @@ def parse_fixture(path: Path) -> tuple[dict[str, list[str]], str, str]:
 def fixture_guard(rule: str, headers: dict[str, list[str]]) -> Guard:
     raw: dict[str, Any] = {}
     for name in headers.get("config-file", []):
-        raw = _merge(raw, tomllib.loads((FIXTURES / name).read_text(encoding="utf-8")))
+        raw = _merge(
+            raw, tomllib.loads((FIXTURES.parent.parent / name).read_text(encoding="utf-8"))
+        )
     guard_cfg: dict[str, Any] = {}
     for line in headers.get("config", []):
         for pair in filter(None, (p.strip() for p in line.split(","))):
@@ -166,7 +169,7 @@ def test_gremlin_config_parses_into_frozen_settings() -> None:
 
     from proxy.gremlin.similarity import gremlin_settings
 
-    config = tomllib.loads((FIXTURES / "gremlin_similarity" / "segra.toml").read_text())
+    config = tomllib.loads((ROOT / "conf" / "segra-similarity.toml").read_text())
     settings = gremlin_settings(config["gremlin"])
     sim = settings.similarity
     assert sim is not None and sim.threshold == 0.8 and sim.case_label == "case"
