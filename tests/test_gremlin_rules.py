@@ -28,6 +28,7 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
+from tests.fixture_format import parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = FIXTURES.parent.parent
@@ -35,20 +36,6 @@ ROOT = FIXTURES.parent.parent
 
 def _cases() -> list[Path]:
     return sorted(FIXTURES.glob("gremlin_*/*.gremlin"))
-
-
-def parse_fixture(path: Path) -> tuple[dict[str, list[str]], str, str]:
-    headers: dict[str, list[str]] = {}
-    body: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.startswith("//! ") and not body:
-            key, _, value = line[4:].partition(":")
-            headers.setdefault(key.strip(), []).append(value.strip())
-        else:
-            body.append(line)
-    source, sep, expected = "".join(body).partition("//=>\n")
-    assert sep, f"{path}: missing the //=> separator"
-    return headers, source.rstrip("\n"), expected.rstrip("\n")
 
 
 def fixture_guard(rule: str, headers: dict[str, list[str]]) -> Guard:

@@ -1,8 +1,7 @@
-"""Fixture pairs per rule: tests/fixtures/<rule>/<case>.cypher.
+"""Fixture pairs per rule: tests/fixtures/<rule>/<case>.cypher (format: tests/fixture_format.py).
 
-A fixture file holds header lines `//! key: value` (schema triples or a schema file name under
-tests/fixtures/schemas/, config `key=value` pairs for [guard], expected codes and action), the
-input query, a line `//=>`, and the expected output query. Only the named rule runs.
+Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `config`
+(`key=value` pairs for [guard]), expected `codes` and `action`. Only the named rule runs.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
+from tests.fixture_format import parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -25,18 +25,8 @@ def _cases() -> list[Path]:
 
 
 def _parse_fixture(path: Path) -> tuple[dict[str, str], str, str]:
-    headers: dict[str, str] = {}
-    body: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.startswith("//! ") and not body:
-            key, _, value = line[4:].partition(":")
-            headers[key.strip()] = value.strip()
-        else:
-            body.append(line)
-    text = "".join(body)
-    source, sep, expected = text.partition("//=>\n")
-    assert sep, f"{path}: missing the //=> separator"
-    return headers, source.rstrip("\n"), expected.rstrip("\n")
+    headers, source, expected = parse_fixture(path)
+    return {key: values[-1] for key, values in headers.items()}, source, expected
 
 
 def _guard(rule: str, headers: dict[str, str]) -> Guard:
