@@ -15,14 +15,13 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from proxy.backends.base import BackendUnavailable
-from proxy.backends.embedded import DEMO_GRAPHS, _die_with_parent, _terminate, free_port
+from proxy.backends.embedded import DEMO_GRAPHS, _die_with_parent, free_port
+from proxy.backends.process import ServerProcess, terminate
 
 DEFAULT_DATABASE = "movies"
-LOG_NAME = "arcadedb.log"
 PASSWORD_FILE = "root-password"
 _LOG_TAIL_LINES = 25
 
@@ -64,13 +63,15 @@ def movie_graph_statement() -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
 
 
-class ArcadeDBServer:
+class ArcadeDBServer(ServerProcess):
     """One ArcadeDB server owned by this process, Bolt on `bolt_port`, data under `data_dir`.
 
     The root password is generated at first start and kept in `data_dir/root-password`
     (ArcadeDB only reads `rootPassword` when it creates the root user). Like the embedded
     FalkorDB, the JVM dies with the thread that started it (Linux) and at interpreter exit.
     """
+
+    LOG_NAME = "arcadedb.log"
 
     def __init__(
         self,
@@ -116,17 +117,6 @@ class ArcadeDBServer:
             path.chmod(0o600)
         return path.read_text("utf-8").strip()
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir / LOG_NAME
-
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
     # ------------------------------------------------------------------ lifecycle
 
     def command_line(self) -> list[str]:
@@ -170,9 +160,7 @@ class ArcadeDBServer:
                 cwd=self.data_dir,
                 preexec_fn=_die_with_parent if in_main and os.name == "posix" else None,
             )
-        if self._finalizer is not None:
-            self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _terminate, self._proc)
+        self._watch()
         try:
             self._wait_ready(log_offset)
             if self.load_movies:
@@ -187,27 +175,12 @@ class ArcadeDBServer:
         return await asyncio.to_thread(self.start)
 
     def stop(self, timeout: float = 20.0) -> None:
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
+        self._unwatch()
         if self._proc is not None:
-            _terminate(self._proc, timeout)
+            terminate(self._proc, timeout)
 
     async def astop(self) -> None:
         await asyncio.to_thread(self.stop)
-
-    def kill(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait(5)
-
-    def __enter__(self) -> ArcadeDBServer:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ internals
 

@@ -25,11 +25,11 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from proxy.backends.base import BackendUnavailable
+from proxy.backends.process import ServerProcess, terminate
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEFAULT_GRAPH = "movies"
 DEMO_GRAPHS: Mapping[str, Path] = {"movies": DATA_DIR / "movies.cypher"}
-LOG_NAME = "falkordb.log"
 LOCK_NAME = "query-guard.lock"
 _LOG_TAIL_LINES = 25
 
@@ -45,20 +45,6 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def _terminate(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    """SIGTERM (redis flushes the AOF and exits), SIGKILL if it does not within `timeout`."""
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.terminate()
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        proc.wait(5)
-
-
 def _die_with_parent() -> None:
     """In the child before exec: get SIGTERM when the parent dies, even by SIGKILL (Linux)."""
     import ctypes
@@ -68,7 +54,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-class EmbeddedFalkorDB:
+class EmbeddedFalkorDB(ServerProcess):
     """One FalkorDB server owned by this process.
 
     Persistence is the append-only file (fsync every second), so data survives restarts and
@@ -76,6 +62,8 @@ class EmbeddedFalkorDB:
     servers writing one AOF would corrupt it. `stop()` runs at interpreter exit too (a
     `weakref.finalize`), and on Linux the server also dies with the process that started it.
     """
+
+    LOG_NAME = "falkordb.log"
 
     def __init__(
         self,
@@ -111,17 +99,6 @@ class EmbeddedFalkorDB:
     def url(self) -> str:
         """`falkordb://host:port/graph` for `FalkorDBBackend`."""
         return f"falkordb://{self.host}:{self._port}/{self.graph}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
-    def log_path(self) -> Path:
-        return self.data_dir / LOG_NAME
-
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -165,29 +142,13 @@ class EmbeddedFalkorDB:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate the server (it writes its AOF on the way out) and release the data dir."""
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
+        self._unwatch()
         if self._proc is not None:
-            _terminate(self._proc, timeout)
+            terminate(self._proc, timeout)
         self._unlock_data_dir()
 
     async def astop(self, timeout: float = 10.0) -> None:
         await asyncio.to_thread(self.stop, timeout)
-
-    def kill(self) -> None:
-        """SIGKILL the server without letting it save (tests: a crash)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait(5)
-
-    def __enter__(self) -> EmbeddedFalkorDB:
-        return self.start()
-
-    def __exit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     async def __aenter__(self) -> EmbeddedFalkorDB:
         return await self.astart()
@@ -244,9 +205,7 @@ class EmbeddedFalkorDB:
             # PDEATHSIG fires when the *thread* that forked exits, so only from the main thread.
             preexec_fn=_die_with_parent if in_main and os.name == "posix" else None,
         )
-        if self._finalizer is not None:
-            self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _terminate, self._proc)
+        self._watch()
 
     def _client(self, timeout: float = 2.0) -> redis.Redis:
         return redis.Redis(
