@@ -103,26 +103,33 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run_batch(guard: Guard, config: Config, path: str, language: str, out: IO[str]) -> int:
-    """One output line per input line, same order; a bad line gets an `error` object."""
+    """One output line per non-blank input line, same order; a bad line (not UTF-8, not JSON,
+    no string `query`, bad `schema_triples`) gets an `error` object and the batch goes on."""
     per_schema: dict[str, Guard] = {}
-    with open(path, encoding="utf-8") if path != "-" else sys.stdin as fp:
-        for lineno, line in enumerate(fp, 1):
-            if not line.strip():
+    try:
+        fp = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        print(f"query-guard: cannot read --batch {path}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    with fp:
+        for lineno, raw in enumerate(fp, 1):
+            if not raw.strip():
                 continue
-            result: dict[str, Any]
+            item: Any = None
             try:
-                item = json.loads(line)
+                item = json.loads(raw.decode("utf-8"))
                 if not isinstance(item, dict) or not isinstance(item.get("query"), str):
                     raise ValueError("each line must be an object with a string 'query'")
                 triples = item.get("schema_triples")
                 g = guard
                 if isinstance(triples, str):
-                    g = per_schema.get(triples) or per_schema.setdefault(
-                        triples, _with_schema(guard, config, triples)
-                    )
+                    if triples not in per_schema:
+                        per_schema[triples] = _with_schema(guard, config, triples)
+                    g = per_schema[triples]
                 result = {"id": item.get("id"), **_verdict_json(g.check(item["query"], language))}
-            except (ValueError, QueryGuardError) as exc:
-                result = {"id": None, "error": {"line": lineno, "message": str(exc)}}
+            except (ValueError, QueryGuardError) as exc:  # UnicodeDecodeError is a ValueError
+                ident = item.get("id") if isinstance(item, dict) else None
+                result = {"id": ident, "error": {"line": lineno, "message": str(exc)}}
             out.write(json.dumps(result, ensure_ascii=False) + "\n")
     return EXIT_OK
 

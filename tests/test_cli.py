@@ -66,6 +66,23 @@ def test_batch_keeps_order_uses_line_schema_and_survives_bad_lines(
     assert out[3] == {"id": 4, "action": "allow", "query": lines[3]["query"], "findings": []}
 
 
+def test_batch_reports_bad_encoding_and_bad_schema_per_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch = tmp_path / "in.jsonl"
+    good = json.dumps({"id": "ok", "query": "RETURN 1 AS one"}).encode()
+    bad_schema = json.dumps({"id": "s", "query": "RETURN 1", "schema_triples": "nonsense"})
+    batch.write_bytes(b'{"id": "latin", "query": "RETURN \xe9"}\n' + bad_schema.encode()
+                      + b"\n" + good + b"\n")  # fmt: skip
+    assert main(["check", "--batch", str(batch)]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert out[0]["error"]["line"] == 1 and "utf-8" in out[0]["error"]["message"]
+    assert out[1]["id"] == "s" and "triples" in out[1]["error"]["message"]
+    assert out[2]["action"] == "allow"
+    assert main(["check", "--batch", str(tmp_path / "missing.jsonl")]) == 2
+    assert "cannot read --batch" in capsys.readouterr().err
+
+
 def test_python_dash_m_proxy_is_the_cli() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "proxy", "check", "--json", "RETURN 1 AS one"],
