@@ -147,7 +147,10 @@ class SchemaCatalog:
     def load(cls, path: str | Path, **kw: Any) -> SchemaCatalog:
         """A schema file: DESIGN §3 JSON, CypherBench JSON, a Neo4j structured schema (JSON),
         or a text file of triples."""
-        text = Path(path).read_text(encoding="utf-8")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SchemaFormatError(f"cannot read schema file {path}: {exc}") from exc
         if not text.lstrip().startswith("{"):
             return cls.from_triples(text, **kw)
         try:

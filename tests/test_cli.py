@@ -83,6 +83,13 @@ def test_batch_reports_bad_encoding_and_bad_schema_per_line(
     assert "cannot read --batch" in capsys.readouterr().err
 
 
+def test_missing_schema_file_is_a_clear_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--schema", str(tmp_path / "nope.json"), "RETURN 1"]) == 2
+    assert "cannot read schema file" in capsys.readouterr().err
+
+
 def test_python_dash_m_proxy_is_the_cli() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "proxy", "check", "--json", "RETURN 1 AS one"],
