@@ -11,7 +11,7 @@ import difflib
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pluggy
@@ -35,6 +35,7 @@ class Language:
     hook: str
     # turns a syntax exception into findings (SYN.PARSE, or SEC.SCRIPT for Gremlin scripts)
     describe_error: Callable[[Exception, str], list[Finding]]
+    sample: str = ""  # a valid query, parsed once at start-up to build the parser
 
 
 def _cypher_language() -> Language:
@@ -58,7 +59,9 @@ def _cypher_language() -> Language:
             )
         ]
 
-    return Language("cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe)
+    return Language(
+        "cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe, "RETURN 1"
+    )
 
 
 def default_languages() -> dict[str, Language]:
@@ -88,6 +91,18 @@ class Guard:
         self._cache: LRUCache[tuple[str, str], Verdict] | None = (
             LRUCache(maxsize=size) if size > 0 else None
         )
+
+    def use_schema(self, schema: Any) -> None:
+        """Swap in a re-discovered schema catalog; cached verdicts were made with the old one."""
+        self.ctx = replace(self.ctx, schema=schema)
+        if self._cache is not None:
+            self._cache.clear()
+
+    def warm_up(self) -> None:
+        """Build every language's parser now, so the first client query does not pay for it."""
+        for lang in self.languages.values():
+            if lang.sample:
+                lang.parse(lang.sample)
 
     def check(self, text: str, language: str = "cypher") -> Verdict:
         if not isinstance(text, str):

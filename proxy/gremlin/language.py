@@ -33,7 +33,7 @@ class GremlinQuery:
         return cls(text, parse_traversal(text))
 
     def source(self, node: ast.Node) -> str:
-        return self.text[node.span[0]:node.span[1]]
+        return self.text[node.span[0] : node.span[1]]
 
     def traversals(self) -> Iterator[ast.Traversal]:
         """The root traversal and every nested one."""
@@ -54,13 +54,26 @@ def describe_error(exc: Exception, text: str) -> list[Finding]:
     assert isinstance(exc, GremlinSyntaxError)
     pos = min(max(exc.offset, 0), len(text))
     hint = ("expected " + ", ".join(exc.expected[:8])) if exc.expected else None
-    return [Finding("SYN.PARSE", Severity.ERROR,
-                    f"Gremlin syntax error at line {exc.line}, column {exc.column}: "
-                    f"{exc.message}", (pos, min(pos + 1, len(text))), hint=hint, rule="parser")]
+    return [
+        Finding(
+            "SYN.PARSE",
+            Severity.ERROR,
+            f"Gremlin syntax error at line {exc.line}, column {exc.column}: {exc.message}",
+            (pos, min(pos + 1, len(text))),
+            hint=hint,
+            rule="parser",
+        )
+    ]
 
 
 def gremlin_language() -> Language:
     from proxy.pipeline import Language  # the pipeline imports this module lazily too
 
-    return Language("gremlin", GremlinQuery.parse, (GremlinSyntaxError, GremlinScriptError),
-                    "guard_gremlin", describe_error)
+    return Language(
+        "gremlin",
+        GremlinQuery.parse,
+        (GremlinSyntaxError, GremlinScriptError),
+        "guard_gremlin",
+        describe_error,
+        "g.V()",
+    )
