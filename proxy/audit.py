@@ -1,8 +1,10 @@
 """The audit log: one structlog JSON line per query (client, original, verdict, final query,
-codes, guard and backend timings). One logger per server instance; no global configuration."""
+codes, guard and backend timings). One logger per server instance, built with
+`structlog.wrap_logger` — no global structlog configuration."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 from collections.abc import Mapping
@@ -13,11 +15,17 @@ import structlog
 
 # Frontend event keys -> the audit line's names (the rest keep theirs).
 _RENAMED = {"query": "original", "action": "verdict"}
+FLUSH_DELAY = 0.01  # seconds: on an event loop, lines reach the file in one write this often
 
 
 class AuditLog:
     """The frontends' `on_query` callback: writes each event as one JSON line (to `path`,
-    appended and line-buffered, or to standard error when `path` is empty).
+    appended, or to standard error when `path` is empty).
+
+    Lines are rendered by structlog (`TimeStamper` + `JSONRenderer`) and handed to this
+    object's `msg`, which buffers them: called on an event loop, lines are written together
+    at most `FLUSH_DELAY` after the first of them (and at `close`); called elsewhere, each
+    line is written at once.
 
     Query parameters are left out unless `include_parameters` (they may hold personal data).
     """
@@ -27,15 +35,16 @@ class AuditLog:
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._fp: IO[str] = (
-            Path(path).open("a", encoding="utf-8", buffering=1)  # noqa: SIM115 (lives with the server)
+            Path(path).open("a", encoding="utf-8")  # noqa: SIM115 (lives with the server)
             if path
             else sys.stderr
         )
         self._owns = bool(path)
-        self._lock = threading.Lock()  # servers in threads may share one file
+        self._lock = threading.Lock()  # servers in threads may share one logger
+        self._flush_pending = False
         self.include_parameters = include_parameters
         self._log = structlog.wrap_logger(
-            structlog.PrintLogger(self._fp),
+            self,
             processors=[
                 structlog.processors.TimeStamper(fmt="iso", utc=True),
                 structlog.processors.JSONRenderer(ensure_ascii=False, default=str),
@@ -47,11 +56,38 @@ class AuditLog:
         if not self.include_parameters:
             fields.pop("parameters", None)
         fields.pop("event", None)  # structlog's own key: the line's event is "query"
+        self._log.info("query", **fields)
+
+    def msg(self, line: str) -> None:
+        """structlog's logger interface: receives each rendered line."""
+        line += "\n"
         with self._lock:
+            if self._fp.closed:
+                return
+            self._fp.write(line)
+            if self._flush_pending:
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._fp.flush()
+                return
+            self._flush_pending = True
+        loop.call_later(FLUSH_DELAY, self.flush)
+
+    info = msg
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_pending = False
             if not self._fp.closed:
-                self._log.info("query", **fields)
+                self._fp.flush()
 
     def close(self) -> None:
-        if self._owns and not self._fp.closed:
-            with self._lock:
+        with self._lock:
+            if self._fp.closed:
+                return
+            if self._owns:
                 self._fp.close()
+            else:
+                self._fp.flush()

@@ -44,6 +44,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),
         "database": ((str,), ""),
+        "client": ((str,), "relay"),
     },
     "guard": {
         "read_only": ((bool,), True),

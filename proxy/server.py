@@ -25,10 +25,12 @@ from proxy.model import Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
+from proxy.schema_refresh import SchemaRefresher
 
 log = logging.getLogger(__name__)
 
 CREDENTIAL_MODES = ("passthrough", "configured")
+BOLT_CLIENTS = ("relay", "driver")  # our own Bolt client (records relayed raw), the neo4j driver
 T = TypeVar("T")
 
 
@@ -60,6 +62,7 @@ class ProxyServer:
         self.schema: SchemaCatalog | None = None
         self.bolt: Any = None
         self.audit: AuditLog | None = None
+        self.refresher: SchemaRefresher | None = None
 
     @property
     def bolt_port(self) -> int:
@@ -85,6 +88,8 @@ class ProxyServer:
             self.backend = await self._start_backend()
             self.schema = await self._load_schema()
             self.guard = build_guard(self.config, self.schema, extra_plugins=self.extra_plugins)
+            self.guard.warm_up()  # the first client query must not pay for building parsers
+            self._start_schema_refresh()
             await self._start_frontends()
         except BaseException:
             await self.close()
@@ -94,6 +99,9 @@ class ProxyServer:
         """Stop listening, then the backend, then the embedded database (each step runs even
         when an earlier one fails)."""
         try:
+            if self.refresher is not None:
+                refresher, self.refresher = self.refresher, None
+                await refresher.close()
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
@@ -149,6 +157,22 @@ class ProxyServer:
             return None
         return SchemaCatalog.from_dict(data, reciprocity_threshold=threshold)
 
+    def _start_schema_refresh(self) -> None:
+        """Re-discover a discovered schema every `guard.schema_ttl_seconds` (0: never)."""
+        ttl = int(self.config.guard_raw["schema_ttl_seconds"])
+        if self.schema is None or self.config.guard_raw["schema"] or ttl <= 0:
+            return
+        from proxy.discovery import discover_schema
+
+        backend, threshold = self.backend, self.config.guard.reciprocity_threshold
+        assert self.guard is not None
+
+        async def discover() -> dict[str, Any]:
+            return await discover_schema(backend, reciprocity_threshold=threshold)
+
+        self.refresher = SchemaRefresher(self.guard, discover, ttl, threshold)
+        self.refresher.start()
+
     async def _start_frontends(self) -> None:
         from proxy.frontends.bolt import BoltFrontend
 
@@ -170,13 +194,17 @@ class ProxyServer:
         )
         await self.bolt.start()
 
-    def _authenticate_hook(self) -> Callable[[dict[str, Any]], bool] | None:
-        """Pass-through to a Bolt upstream: remember each connection's credentials."""
-        if getattr(self.backend, "passthrough", False):
-            from proxy.backends.bolt import remember_client_auth
+    def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
+        """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
+        backend also checks them upstream at LOGON)."""
+        if not getattr(self.backend, "passthrough", False):
+            return None
+        authenticate = getattr(self.backend, "authenticate", None)
+        if authenticate is not None:
+            return authenticate  # type: ignore[no-any-return]
+        from proxy.backends.bolt import remember_client_auth
 
-            return remember_client_auth
-        return None
+        return remember_client_auth
 
 
 class ProxyThread:
@@ -234,18 +262,25 @@ def make_backend(url: str, config: Config) -> Any:
 
         return FalkorDBBackend(url, read_only=read_only)
     if scheme.startswith(("bolt", "neo4j")):
-        from proxy.backends.bolt import BoltBackend
-
         mode = str(config.backend["credentials"])
         if mode not in CREDENTIAL_MODES:
             raise ConfigError("backend.credentials", f"must be one of {CREDENTIAL_MODES}")
-        return BoltBackend(
-            url,
-            auth=configured_auth(config, required=mode == "configured"),
-            database=str(config.backend["database"]) or None,
-            read_only=read_only,
-            passthrough=mode == "passthrough",
-        )
+        client = str(config.backend["client"])
+        if client not in BOLT_CLIENTS:
+            raise ConfigError("backend.client", f"must be one of {BOLT_CLIENTS}")
+        options: dict[str, Any] = {
+            "auth": configured_auth(config, required=mode == "configured"),
+            "database": str(config.backend["database"]) or None,
+            "read_only": read_only,
+            "passthrough": mode == "passthrough",
+        }
+        if client == "driver":
+            from proxy.backends.bolt import BoltBackend
+
+            return BoltBackend(url, **options)
+        from proxy.backends.bolt_relay import BoltRelayBackend
+
+        return BoltRelayBackend(url, **options)
     raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
 
 

@@ -65,3 +65,21 @@ def fresh_movie_graph(
     name, url = fresh_graph
     load_movie_graph(falkordb_server.host, falkordb_server.port, name)
     return name, url
+
+
+@pytest.fixture(scope="session")
+def arcadedb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """An ArcadeDB (`arcadedb-jvm`) with the movie graph for the whole session, Bolt on a free
+    loopback port; skips when ArcadeDB cannot run here. Treat it as read-only and keep it
+    running (tests that kill a server start their own `ArcadeDBServer`)."""
+    from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"ArcadeDB cannot run here: {reason}")
+    server = ArcadeDBServer(tmp_path_factory.mktemp("arcadedb-session"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -20,6 +20,7 @@ import redis
 
 from proxy.backends.base import BackendUnavailable
 from proxy.backends.bolt import CLIENT_AUTH, BoltBackend, client_auth_token, remember_client_auth
+from proxy.backends.bolt_relay import BoltRelayBackend
 from proxy.backends.embedded import free_port
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
@@ -176,7 +177,9 @@ def test_make_backend_from_config(monkeypatch: pytest.MonkeyPatch) -> None:
                      "database": "movies"}}
     )  # fmt: skip
     bolt = make_backend("bolt://h:7687", configured)
-    assert isinstance(bolt, BoltBackend)
+    assert isinstance(bolt, BoltRelayBackend)  # `[backend] client = "relay"`, the default
+    driver = parse_config({"backend": {**configured.backend, "client": "driver"}})
+    assert isinstance(make_backend("bolt://h:7687", driver), BoltBackend)
     assert bolt.auth == ("neo", "s3cret") and bolt.database == "movies"
     assert not bolt.passthrough and bolt.read_only
     passthrough = make_backend("neo4j://h:7687", parse_config({}))

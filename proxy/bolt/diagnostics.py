@@ -42,7 +42,7 @@ _CLASSIFICATION = {
 _CATEGORY = {
     "SYN": "GENERIC", "DIR": "GENERIC", "SCH": "SCHEMA", "ENT": "GENERIC", "LIM": "PERFORMANCE",
     "SEC": "SECURITY", "SIM": "GENERIC", "ANC": "GENERIC",
-}
+}  # fmt: skip
 
 
 def finding_line(f: Finding) -> str:

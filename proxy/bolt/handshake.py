@@ -158,3 +158,31 @@ def _describe(proposals: list[tuple[int, int, int]]) -> str:
         )
         or "nothing"
     )
+
+
+# -- client side (the upstream relay) -----------------------------------------------------
+
+# What the relay offers an upstream server: Bolt 5.0-5.8 as one range, then 4.4.
+CLIENT_PROPOSALS: tuple[tuple[int, int, int], ...] = ((5, 8, 8), (4, 4, 0))
+
+
+def client_request(proposals: tuple[tuple[int, int, int], ...] = CLIENT_PROPOSALS) -> bytes:
+    """The 20-byte classic handshake a client sends: magic + four (major, minor, range)."""
+    slots = [bytes((0, span, minor, major)) for major, minor, span in proposals[:4]]
+    return MAGIC + b"".join(slots) + bytes(4 * (4 - len(slots)))
+
+
+def client_choice(
+    reply: bytes, proposals: tuple[tuple[int, int, int], ...] = CLIENT_PROPOSALS
+) -> Version:
+    """The version a server chose (its 4-byte answer). Raises HandshakeError when it chose
+    none or one that was not offered."""
+    if len(reply) != 4 or reply == NO_VERSION:
+        raise HandshakeError("the server supports none of the offered Bolt versions")
+    version = (reply[3], reply[2])
+    if not any(
+        major == version[0] and minor - span <= version[1] <= minor
+        for major, minor, span in proposals
+    ):
+        raise HandshakeError(f"the server chose Bolt {version[0]}.{version[1]}, not offered")
+    return version

@@ -77,7 +77,8 @@ class Request:
 
     @property
     def name(self) -> str:
-        return REQUEST_NAMES.get(self.tag, f"0x{self.tag:02X}")
+        name = REQUEST_NAMES.get(self.tag)
+        return name if name is not None else f"0x{self.tag:02X}"
 
 
 def decode_request(data: bytes, codec: ValueCodec) -> Request:
@@ -113,6 +114,29 @@ def decode_request(data: bytes, codec: ValueCodec) -> Request:
         ):
             error = f"{REQUEST_NAMES[tag]} has unexpected fields"
     return Request(tag, fields, error)
+
+
+# Short requests without values to hydrate recur verbatim (PULL {n: 1000}, TELEMETRY 2, ...):
+# their decoded form is shared. Handlers only read these fields.
+_CACHEABLE = frozenset({PULL, DISCARD, TELEMETRY, COMMIT, ROLLBACK, RESET, GOODBYE, LOGOFF})
+_CACHE_LIMIT = 512
+_decoded: dict[bytes, Request] = {}
+
+
+def decode_request_cached(data: bytes, codec: ValueCodec) -> Request:
+    """`decode_request`, remembering short value-only requests by their bytes."""
+    hit = _decoded.get(data)
+    if hit is not None:
+        return hit
+    request = decode_request(data, codec)
+    if (
+        len(data) <= 32
+        and request.tag in _CACHEABLE
+        and request.error is None
+        and len(_decoded) < _CACHE_LIMIT
+    ):
+        _decoded[data] = request
+    return request
 
 
 def encode_message(out: bytearray, tag: int, fields: list[Any], codec: ValueCodec) -> None:
@@ -153,6 +177,7 @@ def failure(metadata: dict[str, Any], codec: ValueCodec) -> bytes:
 
 
 IGNORED_MESSAGE = b"\x00\x02\xb0\x7e\x00\x00"
+SUCCESS_EMPTY = b"\x00\x03\xb1\x70\xa0\x00\x00"  # SUCCESS {}
 
 
 def encode_records(out: bytearray, rows: list[list[Any]], codec: ValueCodec) -> None:

@@ -51,6 +51,17 @@ class Structure:
         )
 
 
+class Packed(bytes):
+    """A value already in PackStream form, appended as it is (cached constant fragments of
+    hot messages: the outcome status of a summary, the extra map of an upstream RUN)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, value: Any, dehydrate: Dehydrate | None = None) -> Packed:
+        return cls(packb(value, dehydrate))
+
+
 Dehydrate = Callable[[Any], Structure]
 Hydrate = Callable[[Structure], Any]
 
@@ -130,6 +141,8 @@ def pack(out: bytearray, value: Any, dehydrate: Dehydrate | None = None, depth: 
                 raise PackStreamError(f"map keys must be strings, not {type(key).__name__}")
             pack_str(out, key)
             pack(out, item, dehydrate, depth + 1)
+    elif kind is Packed:
+        out += value
     elif kind is Structure:
         _pack_structure(out, value, dehydrate, depth)
     elif kind is bytes or kind is bytearray or kind is memoryview:

@@ -8,25 +8,24 @@ notifications / GQL statuses in the final summary.
 
 from __future__ import annotations
 
+import inspect
 import logging
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from proxy.backends.base import (
     Backend,
     BackendError,
-    BackendUnavailable,
-    ResultStream,
     Transaction,
 )
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
+from proxy.bolt.queries import QueryHandling
+from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, ResultPump
 from proxy.bolt.values import ValueCodec
-from proxy.model import Action, Verdict
+from proxy.model import Verdict
 
 if TYPE_CHECKING:
     from proxy.repair import Repairer
@@ -35,20 +34,9 @@ log = logging.getLogger("proxy.bolt")
 
 Guard = Callable[[str, dict[str, Any]], Verdict]
 OnQuery = Callable[[dict[str, Any]], None]
-Authenticate = Callable[[dict[str, Any]], bool]
+# May return an awaitable: a pass-through backend checks the credentials upstream at LOGON.
+Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
 Version = tuple[int, int]
-
-
-class State(StrEnum):
-    CONNECTED = "CONNECTED"
-    AUTHENTICATION = "AUTHENTICATION"
-    READY = "READY"
-    STREAMING = "STREAMING"
-    TX_READY = "TX_READY"
-    TX_STREAMING = "TX_STREAMING"
-    FAILED = "FAILED"
-    INTERRUPTED = "INTERRUPTED"
-    DEFUNCT = "DEFUNCT"
 
 
 class Output(Protocol):
@@ -76,6 +64,8 @@ class ServerContext:
     fetch_batch: int = 1000
     # DESIGN §6: reads that fail or come back empty are retried by the repair loop
     repairer: Repairer | None = None
+    # ask Bolt >= 5.4 clients for TELEMETRY messages (one per query: they go nowhere)
+    telemetry: bool = True
 
 
 # Which requests each state accepts (RESET and GOODBYE are accepted everywhere).
@@ -89,6 +79,7 @@ _ALLOWED: dict[State, set[int]] = {
     State.TX_STREAMING: {m.RUN, m.PULL, m.DISCARD, m.COMMIT, m.ROLLBACK, m.TELEMETRY},
 }
 _SINCE: dict[int, Version] = {m.LOGON: (5, 1), m.LOGOFF: (5, 1), m.TELEMETRY: (5, 4)}
+_HANDLERS = {tag: f"_on_{name.lower()}" for tag, name in m.REQUEST_NAMES.items()}
 
 
 @dataclass
@@ -108,7 +99,7 @@ class NotificationFilter:
         )
 
 
-class BoltSession:
+class BoltSession(QueryHandling):
     """One connection's state machine. Call `interrupt()` as soon as a RESET arrives on the
     wire (before it is handled), and `handle()` for every request, in order."""
 
@@ -157,7 +148,7 @@ class BoltSession:
         self.out.write(data)
 
     def success(self, metadata: dict[str, Any] | None = None) -> None:
-        self.write(m.success(metadata or {}, self.codec))
+        self.write(m.success(metadata, self.codec) if metadata else m.SUCCESS_EMPTY)
 
     def fail(self, code: str, message: str, position: dict[str, int] | None = None) -> None:
         metadata = diag.failure_metadata(code, message, self.version, position)
@@ -200,7 +191,7 @@ class BoltSession:
         if req.error is not None:
             self.fail(diag.REQUEST_INVALID, req.error)
             return
-        handler = getattr(self, f"_on_{req.name.lower()}")
+        handler = getattr(self, _HANDLERS[req.tag])
         try:
             await handler(*req.fields)
         except BackendError as exc:
@@ -262,27 +253,32 @@ class BoltSession:
             self.codec = ValueCodec(element_ids=False, utc=True)
             meta["patch_bolt"] = ["utc"]
         if self.version >= (5, 4):
-            meta["hints"] = {"telemetry.enabled": True}
+            meta["hints"] = {"telemetry.enabled": self.ctx.telemetry}
         if self.version < (5, 1):
             auth: dict[str, Any] = {
                 k: extra[k] for k in ("scheme", "principal", "credentials") if k in extra
             }
-            if not self._authenticated(auth):
+            if not await self._authenticated(auth):
                 return
             self._state = State.READY
         else:
             self._state = State.AUTHENTICATION
         self.success(meta)
 
-    def _authenticated(self, auth: dict[str, Any]) -> bool:
+    async def _authenticated(self, auth: dict[str, Any]) -> bool:
         check = self.ctx.authenticate
-        if check is None or check(auth):
+        if check is None:
+            return True
+        accepted = check(auth)
+        if inspect.isawaitable(accepted):
+            accepted = await accepted
+        if accepted:
             return True
         self.fail("Neo.ClientError.Security.Unauthorized", "invalid credentials")
         return False
 
     async def _on_logon(self, auth: dict[str, Any]) -> None:
-        if self._authenticated(auth):
+        if await self._authenticated(auth):
             self._state = State.READY
             self.success()
 
@@ -331,179 +327,3 @@ class BoltSession:
             await tx.rollback()
         self._state = State.READY
         self.success()
-
-    # -- queries --------------------------------------------------------------------------
-
-    async def _on_run(self, query: str, parameters: dict[str, Any], extra: dict[str, Any]) -> None:
-        in_tx = self._state in (State.TX_READY, State.TX_STREAMING)
-        database = self._tx_db if in_tx else self._database(extra)
-        event: dict[str, Any] = {
-            "client": self.client,
-            "connection_id": self.connection_id,
-            "bolt_version": f"{self.version[0]}.{self.version[1]}",
-            "query": query,
-            "database": database,
-            "in_transaction": in_tx,
-            # clients may attach the natural-language question here (DESIGN §6)
-            "tx_metadata": self._tx_metadata if in_tx else extra.get("tx_metadata"),
-            "backend_ms": None,
-            "error": None,
-        }
-        try:
-            stream, verdict = await self._guarded_run(
-                query, parameters, database, in_tx, event, extra.get("tx_metadata")
-            )
-        except Exception:
-            event["error"] = event["error"] or diag.UNKNOWN_ERROR
-            raise
-        finally:
-            self._emit(event)
-        if stream is None or verdict is None:
-            return
-        filters = (self._tx_filter if in_tx else self._filter).updated(extra)
-        qid = self._next_qid if in_tx else -1
-        self._next_qid += in_tx
-        self._results[qid] = OpenResult(
-            stream, list(stream.keys), qid, verdict, filters, database, in_tx
-        )
-        self._last_qid = qid
-        meta: dict[str, Any] = {"fields": list(stream.keys), "t_first": event["backend_ms"] or 0}
-        if in_tx:
-            meta["qid"] = qid
-        self._state = State.TX_STREAMING if in_tx else State.STREAMING
-        self.success(meta)
-
-    async def _guarded_run(
-        self,
-        query: str,
-        parameters: dict[str, Any],
-        database: str | None,
-        in_tx: bool,
-        event: dict[str, Any],
-        extra_metadata: Any = None,
-    ) -> tuple[ResultStream | None, Verdict | None]:
-        started = time.perf_counter()
-        try:
-            verdict = self.ctx.guard(query, parameters)
-        except Exception:
-            # Fail closed: a query the guard could not judge is not forwarded.
-            log.exception("bolt %s: guard raised", self.connection_id)
-            event.update(action="error", final_query=None, codes=[], guard_ms=_ms(started))
-            event["error"] = diag.UNKNOWN_ERROR
-            await self._abort_tx()
-            self.fail(diag.UNKNOWN_ERROR, "the query guard failed on this query")
-            return None, None
-        final = verdict.query if verdict.action is Action.REWRITE else query
-        event.update(
-            action=str(verdict.action),
-            final_query=None if verdict.blocked else final,
-            codes=verdict.codes,
-            guard_ms=_ms(started),
-        )
-        if verdict.blocked:
-            failure = diag.block_failure(verdict, self.version)
-            event["error"] = failure.get("code") or failure.get("neo4j_code")
-            await self._abort_tx()
-            self.write(m.failure(failure, self.codec))
-            self._enter_failed()
-            return None, None
-        started = time.perf_counter()
-        tx = self._tx if in_tx else None
-
-        async def execute(text: str, params: dict[str, Any]) -> ResultStream:
-            if tx is not None:
-                return await tx.run(text, params)
-            return await self.ctx.backend.run(text, params, database)
-
-        try:
-            stream = await execute(final, parameters)
-        except BackendError as exc:
-            if not self._repairs(final, in_tx, exc):
-                event.update(backend_ms=_ms(started), error=exc.code)
-                await self._backend_failed(exc)
-                return None, None
-            stream = exc
-        if not isinstance(stream, BackendError) and not self._repairs(final, in_tx, None):
-            event["backend_ms"] = _ms(started)
-            return stream, verdict
-        assert self.ctx.repairer is not None
-        outcome = await self.ctx.repairer.run(
-            final,
-            execute=execute,
-            check=lambda text: self.ctx.guard(text, parameters),
-            parameters=parameters,
-            question=_question(self._tx_metadata if in_tx else extra_metadata),
-            first=stream,
-            retry_errors=not in_tx,
-        )
-        event.update(backend_ms=_ms(started), final_query=outcome.query)
-        if len(outcome.attempts) > 1:
-            event["repair"] = [a.to_dict() for a in outcome.attempts]
-        if outcome.error is not None or outcome.stream is None:
-            exc = outcome.error or BackendError("the repair loop produced no result")
-            event["error"] = exc.code
-            await self._backend_failed(exc)
-            return None, None
-        return outcome.stream, outcome.verdict(verdict)
-
-    def _repairs(self, query: str, in_tx: bool, error: BackendError | None) -> bool:
-        """Does the repair loop see this result? (It retries reads only, and only when they
-        fail or come back empty; it parses the query only then.) Inside an explicit
-        transaction only empty results are repaired: a failed statement ends the transaction
-        on Neo4j, so a retry there could not run (FalkorDB would allow it; one rule for all)."""
-        repairer = self.ctx.repairer
-        if repairer is None or not repairer.settings.enabled:
-            return False
-        return error is None or not (in_tx or isinstance(error, BackendUnavailable))
-
-    def _emit(self, event: dict[str, Any]) -> None:
-        if self.ctx.on_query is None:
-            return
-        try:
-            self.ctx.on_query(event)
-        except Exception:  # auditing must never break the query path
-            log.exception("bolt %s: on_query hook raised", self.connection_id)
-
-    def _result_for(self, extra: dict[str, Any]) -> OpenResult | None:
-        qid = extra.get("qid", -1)
-        if not isinstance(qid, int) or isinstance(qid, bool):
-            return None
-        if qid == -1:
-            qid = self._last_qid
-        return self._results.get(qid)
-
-    async def _on_pull(self, extra: dict[str, Any]) -> None:
-        await self._stream(extra, discard=False)
-
-    async def _on_discard(self, extra: dict[str, Any]) -> None:
-        await self._stream(extra, discard=True)
-
-    async def _stream(self, extra: dict[str, Any], discard: bool) -> None:
-        n = extra.get("n", -1)
-        if type(n) is not int or not (n > 0 or n == -1):
-            self.fail(diag.REQUEST_INVALID, f"n must be a positive integer or -1, not {n!r}")
-            return
-        result = self._result_for(extra)
-        if result is None:
-            self.fail(diag.REQUEST_INVALID, f"no open result for qid {extra.get('qid', -1)}")
-            return
-        done = await self.pump.run(result, n, discard)
-        if done is None:  # interrupted by a RESET: that RESET's handling cleans up
-            self.write(m.IGNORED_MESSAGE)
-            return
-        if done:
-            self._results.pop(result.qid, None)
-            if result.in_tx:
-                self._state = State.TX_STREAMING if self._results else State.TX_READY
-            else:
-                self._state = State.READY
-
-
-def _question(metadata: Any) -> str | None:
-    """The natural-language question a client attached as tx metadata (DESIGN §6)."""
-    question = metadata.get("question") if isinstance(metadata, dict) else None
-    return question if isinstance(question, str) and question.strip() else None
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)

@@ -8,13 +8,16 @@ backend instead of filling memory.
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from proxy.backends.base import ResultStream
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
+from proxy.bolt.packstream import Packed
 from proxy.model import Verdict
 
 if TYPE_CHECKING:
@@ -34,6 +37,18 @@ class OpenResult:
     in_tx: bool
     records: int = 0
     streaming_since: float | None = None
+    # the stream's `fetch_raw` when its framed RECORDs can go to this client as they are
+    raw: Callable[[int], Awaitable[list[bytes]]] | None = None
+
+
+def raw_source(stream: ResultStream, client: tuple[int, int]) -> Any:
+    """`stream.fetch_raw` when records can be relayed undecoded to a Bolt `client`: both sides
+    speak Bolt >= 5.0, which encode every value alike (4.4 has no element ids and, without
+    its "utc" patch, other date-time structures)."""
+    fetch_raw = getattr(stream, "fetch_raw", None)
+    if fetch_raw is None or client < (5, 0):
+        return None
+    return fetch_raw if getattr(stream, "bolt_version", (0, 0)) >= (5, 0) else None
 
 
 class ResultPump:
@@ -54,22 +69,31 @@ class ResultPump:
             session.success(self._summary(result))
             return True
         batch_size = max(1, session.ctx.fetch_batch)
+        raw = result.raw
         remaining = n
         exhausted = False
         while remaining != 0:
             if session.interrupted or session.out.closed:
                 return None
             want = batch_size if remaining < 0 else min(batch_size, remaining)
-            rows = await stream.fetch(want)
-            if not discard and rows:
-                out = bytearray()
-                m.encode_records(out, rows, session.codec)
-                session.write(out)  # the transport copies; no need to freeze it first
-                await session.out.drain()
-            result.records += len(rows)
+            if raw is not None:  # relayed as the upstream framed them
+                records = await raw(want)
+                got = len(records)
+                if not discard and records:
+                    session.write(records[0] if got == 1 else b"".join(records))
+                    await session.out.drain()
+            else:
+                rows = await stream.fetch(want)
+                got = len(rows)
+                if not discard and rows:
+                    out = bytearray()
+                    m.encode_records(out, rows, session.codec)
+                    session.write(out)
+                    await session.out.drain()
+            result.records += got
             if remaining > 0:
-                remaining -= len(rows)
-            if len(rows) < want:
+                remaining -= got
+            if got < want:
                 exhausted = True
                 break
         if not exhausted and not stream.has_more():
@@ -94,25 +118,59 @@ class ResultPump:
         if summary.bookmark and not result.in_tx:
             meta["bookmark"] = summary.bookmark
         flt = result.filter
+        # the upstream's own statuses, without its outcome status (ours says the same)
+        upstream = [s for s in summary.statuses if not _is_outcome(s)]
         if session.version >= diag.GQL_STATUSES_SINCE:
             meta["statuses"] = diag.statuses(
-                result.verdict, result.records > 0, bool(result.fields), flt.min_severity,
+                result.verdict,
+                result.records > 0,
+                bool(result.fields),
+                flt.min_severity,
                 flt.disabled,
-            ) + [_status_from_notification(n) for n in summary.notifications]
+            ) + (upstream or [_status_from_notification(n) for n in summary.notifications])
         else:
             notes = diag.notifications(result.verdict, flt.min_severity, flt.disabled)
-            notes += summary.notifications
+            notes += summary.notifications or [_notification_from_status(s) for s in upstream]
             if notes:
                 meta["notifications"] = notes
         return meta
+
+
+@functools.cache
+def _outcome_only(had_records: bool, had_fields: bool) -> Packed:
+    """The packed statuses list of a result without findings or upstream statuses."""
+    return Packed.of(diag.statuses(None, had_records, had_fields, None, set()))
+
+
+def _is_outcome(status: dict[str, Any]) -> bool:
+    return str(status.get("gql_status", "")).startswith(("00", "02"))
+
+
+def _notification_from_status(s: dict[str, Any]) -> dict[str, Any]:
+    """An upstream GQL status object as a Bolt < 5.5 notification."""
+    record = s.get("diagnostic_record")
+    record = record if isinstance(record, dict) else {}
+    note: dict[str, Any] = {
+        "code": str(s.get("neo4j_code", "")),
+        "title": str(s.get("title", "")),
+        "description": str(s.get("status_description", "")),
+        "severity": str(record.get("_severity", "WARNING")),
+        "category": str(record.get("_classification", "GENERIC")),
+    }
+    if isinstance(record.get("_position"), dict):
+        note["position"] = record["_position"]
+    return note
 
 
 def _status_from_notification(n: dict[str, Any]) -> dict[str, Any]:
     """A backend's (Neo4j-style) notification as a GQL status object."""
     warning = n.get("severity", "WARNING") == "WARNING"
     record: dict[str, Any] = {"OPERATION": "", "OPERATION_CODE": "0", "CURRENT_SCHEMA": "/"}
-    for key, target in (("severity", "_severity"), ("category", "_classification"),
-                        ("position", "_position")):
+    for key, target in (
+        ("severity", "_severity"),
+        ("category", "_classification"),
+        ("position", "_position"),
+    ):
         if key in n:
             record[target] = n[key]
     return {

@@ -38,6 +38,9 @@ MAX_PENDING_REQUESTS = 256
 RESUME_PENDING_REQUESTS = 64
 MAX_PENDING_BYTES = 32 * 1024 * 1024
 RESUME_PENDING_BYTES = 8 * 1024 * 1024
+# Responses are coalesced into one socket write per batch of handled requests (RUN's SUCCESS,
+# the records and PULL's SUCCESS leave together); a bigger backlog is written at once.
+FLUSH_BYTES = 64 * 1024
 
 
 class BoltProtocol(asyncio.Protocol):
@@ -64,6 +67,7 @@ class BoltProtocol(asyncio.Protocol):
         self._wakeup = asyncio.Event()
         self._can_write = asyncio.Event()
         self._can_write.set()
+        self._out = bytearray()
         self._reading_paused = False
         self.transport: asyncio.Transport | None = None
         self.session: BoltSession | None = None
@@ -155,22 +159,33 @@ class BoltProtocol(asyncio.Protocol):
         if self._handshake is not None:
             self.abort("handshake timed out")
         elif self.session is not None and self.session.state in (
-            State.CONNECTED, State.AUTHENTICATION
+            State.CONNECTED,
+            State.AUTHENTICATION,
         ):
             self.abort("no HELLO / LOGON after the handshake")
 
     # -- Output (what the session writes through) -----------------------------------------
 
     def write(self, data: bytes | bytearray) -> None:
-        if not self.closed and self.transport is not None and not self.transport.is_closing():
-            self.transport.write(data)
+        """Buffer a response; `flush` sends the buffer (when the request queue runs dry)."""
+        if not self.closed:
+            self._out += data
+            if len(self._out) >= FLUSH_BYTES:
+                self.flush()
+
+    def flush(self) -> None:
+        out, self._out = self._out, bytearray()
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(out)
 
     async def drain(self) -> None:
         if not self._can_write.is_set():
+            self.flush()
             await self._can_write.wait()
 
     def close(self) -> None:
         """Orderly close after GOODBYE or a failed HELLO/LOGON: flush, then disconnect."""
+        self.flush()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
@@ -195,6 +210,7 @@ class BoltProtocol(asyncio.Protocol):
         try:
             while not self.closed and not session.closed:
                 if not self._pending:
+                    self.flush()  # everything handled so far leaves in one write
                     self._wakeup.clear()
                     await self._wakeup.wait()
                     continue
@@ -209,7 +225,7 @@ class BoltProtocol(asyncio.Protocol):
                     if self.transport is not None and not self.transport.is_closing():
                         self.transport.resume_reading()
                 try:
-                    request = m.decode_request(frame, session.codec)
+                    request = m.decode_request_cached(frame, session.codec)
                 except m.FramingError as exc:
                     self.abort(f"invalid message: {exc}")
                     break
@@ -222,6 +238,7 @@ class BoltProtocol(asyncio.Protocol):
         finally:
             try:
                 await session.cleanup()  # roll back what a vanished client left open
+                self.flush()
             finally:
                 self._connections.discard(self)
 
@@ -246,6 +263,7 @@ class BoltFrontend:
         fetch_batch: int = 1000,
         versions: tuple[Version, ...] = SUPPORTED_VERSIONS,
         repairer: Repairer | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         unknown = set(versions) - set(SUPPORTED_VERSIONS)
         if unknown or not versions:
@@ -263,6 +281,8 @@ class BoltFrontend:
             home_database=home_database,
             fetch_batch=fetch_batch,
             repairer=repairer,
+            # None: as the backend says (the relay forwards no telemetry, so it asks for none)
+            telemetry=getattr(backend, "telemetry", True) if telemetry is None else telemetry,
         )
         self._max_message_size = max_message_size
         self._handshake_timeout = handshake_timeout
@@ -286,8 +306,12 @@ class BoltFrontend:
 
     def _protocol(self) -> BoltProtocol:
         return BoltProtocol(
-            self._ctx, self._ids, self._connections, self._max_message_size,
-            self._handshake_timeout, self.versions,
+            self._ctx,
+            self._ids,
+            self._connections,
+            self._max_message_size,
+            self._handshake_timeout,
+            self.versions,
         )
 
     async def close(self) -> None:

@@ -1,0 +1,243 @@
+"""An upstream Bolt server spoken to with our own codec: a small asyncio client with one
+connection pool per set of credentials, pipelining RUN + PULL in one write.
+
+Records are relayed **undecoded**: a `RelayResult` hands the frontend the framed RECORD
+messages as the server sent them (`fetch_raw`), which it writes as they are when the client's
+Bolt version encodes values like the upstream's (both >= 5.0). `fetch` decodes on demand —
+the repair loop's peek, a Bolt 4.4 client, schema discovery. The neo4j-driver backend
+(`proxy.backends.bolt`) stays available as `[backend] client = "driver"`.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import urlsplit
+
+from proxy.backends.base import BackendError, BackendUnavailable
+from proxy.bolt import messages as m
+from proxy.bolt.packstream import Packed
+from proxy.bolt.relay_results import RelayResult, RelayTransaction
+from proxy.bolt.upstream import UpstreamConnection
+
+DEFAULT_PORT = 7687
+AuthKey = tuple[tuple[str, str], ...]
+
+# The credentials of the client connection being served (`credentials = "passthrough"`): set
+# by `BoltRelayBackend.authenticate` inside the connection's task, so every backend call that
+# task makes sees its own client's credentials and no other's.
+CLIENT_AUTH: ContextVar[tuple[AuthKey, dict[str, Any]] | None] = ContextVar(
+    "query_guard_relay_auth", default=None
+)
+
+
+def auth_map(auth: Mapping[str, Any] | tuple[str, str] | None) -> dict[str, Any]:
+    """A Bolt auth map from (user, password), a client's HELLO / LOGON map, or None."""
+    if auth is None:
+        return {"scheme": "none"}
+    if isinstance(auth, tuple):
+        return {"scheme": "basic", "principal": auth[0], "credentials": auth[1]}
+    return {k: v for k, v in auth.items() if k in ("scheme", "principal", "credentials",
+                                                   "realm", "parameters")}  # fmt: skip
+
+
+def auth_key(auth: Mapping[str, Any]) -> AuthKey:
+    return tuple(sorted((k, repr(v)) for k, v in auth.items()))
+
+
+class BoltRelayBackend:
+    """A Neo4j-compatible server behind the proxy, without the neo4j driver.
+
+    `read_only=True` sends every query in READ mode (Neo4j then refuses writes itself).
+    `passthrough=True` opens connections with the credentials of the client being served
+    (checked at its LOGON by `authenticate`); `auth` is then only the default.
+    """
+
+    name = "bolt"
+
+    def __init__(
+        self,
+        uri: str,
+        auth: tuple[str, str] | None = None,
+        database: str | None = None,
+        *,
+        read_only: bool = False,
+        passthrough: bool = False,
+        fetch_size: int = 1000,
+        max_idle: int = 128,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        parts = urlsplit(uri)
+        scheme = parts.scheme.lower()
+        if scheme not in {f"{b}{s}" for b in ("bolt", "neo4j") for s in ("", "+s", "+ssc")}:
+            raise BackendError(f"not a Bolt URL: {uri!r}", "Neo.ClientError.General.Invalid")
+        self.uri = uri
+        self.host = parts.hostname or "localhost"
+        self.port = parts.port or DEFAULT_PORT
+        self.tls = _tls(scheme)
+        self.auth = auth
+        self.database = database
+        self.read_only = read_only
+        self.passthrough = passthrough
+        self.fetch_size = fetch_size
+        self.max_idle = max_idle
+        self.connect_timeout = connect_timeout
+        self.server = ""
+        self.records_decoded = 0  # records that went through `fetch` (tests, metrics)
+        self._default = auth_map(auth)
+        self._default_key = auth_key(self._default)
+        self._idle: dict[AuthKey, list[UpstreamConnection]] = {}
+        self._extras: dict[str | None, Packed] = {}
+        self._closed = False
+        self.telemetry = False  # clients need not send TELEMETRY: it is not forwarded
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._closed = False
+        try:
+            conn = await self._open(self._default_key, self._default)
+        except BackendError as exc:
+            if self.passthrough and not isinstance(exc, BackendUnavailable):
+                return  # reachable; the clients will bring their own credentials
+            raise
+        self.server = conn.server_agent
+        self.release(conn, self._default_key)
+
+    async def close(self) -> None:
+        self._closed = True
+        idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for conn in conns:
+                conn.close()
+
+    async def authenticate(self, auth: Mapping[str, Any]) -> bool:
+        """The Bolt frontend's hook in pass-through mode: remember this connection's
+        credentials and check them by opening (and pooling) an upstream connection now.
+        Refuses only what the upstream refuses as a security error; an unreachable upstream
+        lets the client in (its queries then fail as unavailable)."""
+        token = auth_map(auth)
+        if token.get("scheme") in (None, "none"):
+            CLIENT_AUTH.set(None)
+            return True
+        key = auth_key(token)
+        CLIENT_AUTH.set((key, token))
+        if self._idle.get(key):
+            return True
+        try:
+            conn = await self._open(key, token)
+        except BackendUnavailable:
+            return True
+        except BackendError as exc:
+            if exc.code.startswith("Neo.ClientError.Security."):
+                return False
+            raise
+        self.release(conn, key)
+        return True
+
+    # -- the pool -------------------------------------------------------------------------
+
+    def _credentials(self) -> tuple[AuthKey, dict[str, Any]]:
+        if self.passthrough:
+            client = CLIENT_AUTH.get()
+            if client is not None:
+                return client
+        return self._default_key, self._default
+
+    async def acquire(self) -> tuple[UpstreamConnection, AuthKey, bool]:
+        """(connection, its pool key, whether it was reused from the pool)."""
+        key, token = self._credentials()
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if not conn.lost:
+                return conn, key, True
+        return await self._open(key, token), key, False
+
+    async def _open(self, key: AuthKey, token: dict[str, Any]) -> UpstreamConnection:
+        if self._closed:
+            raise BackendUnavailable("the Bolt upstream backend is closed")
+        return await UpstreamConnection.open(
+            self.host, self.port, token, tls=self.tls, timeout=self.connect_timeout
+        )
+
+    def release(self, conn: UpstreamConnection, key: AuthKey) -> None:
+        if conn.lost or self._closed:
+            conn.close()
+            return
+        if conn.needs_reset:
+            conn.reset_later()
+        idle = self._idle.setdefault(key, [])
+        if len(idle) < self.max_idle:
+            idle.append(conn)
+        else:
+            conn.close()
+
+    # -- queries --------------------------------------------------------------------------
+
+    def _extra(self, database: str | None) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        db = database or self.database
+        if db:
+            extra["db"] = db
+        if self.read_only:
+            extra["mode"] = "r"
+        return extra
+
+    def _run_extra(self, database: str | None) -> Packed:
+        """An auto-commit RUN's extra map, packed once per database."""
+        packed = self._extras.get(database)
+        if packed is None:
+            packed = Packed.of(self._extra(database))
+            if len(self._extras) < 64:
+                self._extras[database] = packed
+        return packed
+
+    async def run(
+        self, query: str, parameters: dict[str, Any], database: str | None = None
+    ) -> RelayResult:
+        """Auto-commit: RUN + PULL in one write on a pooled connection. A pooled connection
+        found dead before any reply is replaced once (the server may have restarted)."""
+        extra = self._run_extra(database)
+        for attempt in range(2):
+            conn, key, reused = await self.acquire()
+            result = RelayResult(self, conn, key, owner=True)
+            try:
+                await result.start(query, parameters, extra)
+            except BackendUnavailable:
+                if reused and attempt == 0:
+                    continue
+                raise
+            return result
+        raise AssertionError("unreachable")
+
+    async def begin(
+        self, database: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> RelayTransaction:
+        extra = self._extra(database)
+        if metadata:
+            extra["tx_metadata"] = metadata
+        for attempt in range(2):
+            conn, key, reused = await self.acquire()
+            reply = conn.queue(m.BEGIN, [extra])
+            conn.flush()
+            await reply.done
+            if reply.ok:
+                return RelayTransaction(self, conn, key)
+            self.release(conn, key)
+            if not (reused and attempt == 0 and conn.lost):
+                raise reply.error("BEGIN")
+        raise AssertionError("unreachable")
+
+
+def _tls(scheme: str) -> ssl.SSLContext | None:
+    if scheme.endswith("+s"):
+        return ssl.create_default_context()
+    if scheme.endswith("+ssc"):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    return None
