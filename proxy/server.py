@@ -305,7 +305,11 @@ def serve(config: Config) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
         stream=sys.stderr,
     )
-    return asyncio.run(_serve(config))
+    try:  # libuv's loop: fewer microseconds per socket event, the proxy's hot path
+        import uvloop
+    except ImportError:
+        return asyncio.run(_serve(config))
+    return uvloop.run(_serve(config))
 
 
 async def _serve(config: Config) -> int:
