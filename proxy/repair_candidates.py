@@ -64,10 +64,11 @@ def is_empty(rows: Sequence[Sequence[Any]], more: bool, aggregates: frozenset[in
     if len(rows) > 1 or more or not aggregates:
         return False
     row = rows[0]
-    return all(_blank(row[i]) for i in aggregates if i < len(row))
+    return all(is_blank(row[i]) for i in aggregates if i < len(row))
 
 
-def _blank(value: Any) -> bool:
+def is_blank(value: Any) -> bool:
+    """0, null or an empty list / map: what an aggregate over nothing returns."""
     if value is None or (isinstance(value, list | tuple | dict) and not value):
         return True
     return isinstance(value, int | float) and not isinstance(value, bool) and value == 0

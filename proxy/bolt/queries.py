@@ -15,7 +15,7 @@ from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, raw_source
 from proxy.model import Action, Verdict
 from proxy.repair import PEEK
-from proxy.repair_candidates import is_empty
+from proxy.repair_candidates import is_blank
 
 if TYPE_CHECKING:
     from proxy.backends.base import Transaction
@@ -253,10 +253,7 @@ async def _plainly_has_rows(stream: ResultStream) -> bool:
     rewind()
     if len(head) >= PEEK:
         return True
-    return len(head) == 1 and not any(is_empty([[v]], False, _ONE) for v in head[0])
-
-
-_ONE = frozenset({0})
+    return len(head) == 1 and not any(is_blank(v) for v in head[0])
 
 
 def _rewound(stream: Any) -> bool:
