@@ -276,6 +276,34 @@ def test_graph_recreated_with_other_ids_decodes_the_new_names(fresh_graph: tuple
     with_backend(url, body)
 
 
+def test_rows_are_decoded_per_batch_with_ids_the_query_created(fresh_graph: tuple) -> None:
+    _, url = fresh_graph
+
+    async def body(b: FalkorDBBackend) -> None:
+        query = "UNWIND range(1, 3) AS i CREATE (n:Fresh {k: i})-[:NEW {w: i}]->(:Other) RETURN n"
+        stream = await b.run(query, {})
+        first = await stream.fetch(1)  # decoding needs the label / key ids made just now
+        rest = await stream.fetch(5)
+        assert [n.labels for [n] in first + rest] == [("Fresh",)] * 3
+        assert [n.properties for [n] in first + rest] == [{"k": 1}, {"k": 2}, {"k": 3}]
+        assert not stream.has_more()
+        (row,) = await rows_of(b, "MATCH ()-[r:NEW {w: 2}]->(o:Other) RETURN r.w, labels(o)")
+        assert row == [2, ["Other"]]
+
+    with_backend(url, body)
+
+
+def test_odd_parameter_names_are_refused(movies_url: str) -> None:
+    for params in ({"a b": 1}, {1: 2}, {"x=1 RETURN 2 //": 1}):
+        with pytest.raises(BackendError) as info:
+            with_backend(movies_url, lambda b, p=params: collect_run(b, "RETURN 1", p))
+        assert info.value.code == "Neo.ClientError.Statement.TypeError"
+
+
+async def collect_run(b: FalkorDBBackend, query: str, params: dict[Any, Any]) -> list[list[Any]]:
+    return await collect(await b.run(query, params))
+
+
 def test_read_only_backend_lets_falkordb_refuse_writes(fresh_graph: tuple) -> None:
     _, url = fresh_graph
 

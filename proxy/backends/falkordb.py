@@ -2,25 +2,20 @@
 result model. Used for an upstream FalkorDB and for the embedded default (DESIGN §8: FalkorDB's
 own Bolt listener is unreliable, RESP is not).
 
-Transport is redis-py's asyncio client with a blocking connection pool — the same client the
-`falkordb` package wraps. We decode the compact reply ourselves because the package's decoder
-loses types the proxy must keep: points become plain maps, local date-times get a UTC zone,
-durations become `relativedelta`s, and its label/property-id cache ignores the graph's schema
-version (a graph deleted and re-created under the same name would decode to the wrong names).
+Transport is our own small RESP2 client (`proxy.backends.resp`): redis-py's asyncio stack cost
+more CPU per query than everything else on this path. We decode the compact reply ourselves
+(lazily, one fetched batch at a time) because the `falkordb` package's decoder loses types the
+proxy must keep: points become plain maps, local date-times get a UTC zone, durations become
+`relativedelta`s, and its label/property-id cache ignores the graph's schema version (a graph
+deleted and re-created under the same name would decode to the wrong names).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
-
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary
 from proxy.backends.falkordb_codec import (
@@ -33,6 +28,7 @@ from proxy.backends.falkordb_codec import (
     query_type,
     text,
 )
+from proxy.backends.resp import RespConnectionError, RespError, RespPool
 
 DEFAULT_PORT = 6379
 DEFAULT_GRAPH = "movies"
@@ -46,23 +42,41 @@ class FalkorDBResult:
 
     RESP has no cursor: FalkorDB computes and sends the complete result at once (its
     `RESULTSET_SIZE` config caps it), so the records are buffered here and only the batching
-    is incremental.
+    is incremental. With `decode`, the buffered rows are the compact reply's and each batch
+    is decoded as it is fetched, so a big result never exists twice in memory.
     """
 
-    def __init__(self, keys: list[str], rows: list[list[Any]], summary: ResultSummary) -> None:
+    def __init__(
+        self,
+        keys: list[str],
+        rows: list[list[Any]],
+        summary: ResultSummary,
+        decode: Callable[[list[list[Any]]], Awaitable[list[list[Any]]]] | None = None,
+    ) -> None:
         self.keys = keys
         self._rows = rows
         self._pos = 0
         self._summary = summary
+        self._decode = decode
 
     async def fetch(self, n: int) -> list[list[Any]]:
-        end = len(self._rows) if n < 0 else min(len(self._rows), self._pos + n)
-        batch = self._rows[self._pos : end]
-        self._pos = end
+        rows = self._rows
+        if n < 0 and self._pos == 0:
+            batch = rows
+        else:
+            end = len(rows) if n < 0 else min(len(rows), self._pos + n)
+            batch = rows[self._pos : end]
+        self._pos += len(batch)
+        if self._pos >= len(rows):
+            self._rows = []  # let the reply go as soon as its last batch is out
+            self._pos = 0
+        if self._decode is not None and batch:
+            return await self._decode(batch)
         return batch
 
     async def discard(self) -> None:
-        self._pos = len(self._rows)
+        self._rows = []
+        self._pos = 0
 
     def has_more(self) -> bool:
         return self._pos < len(self._rows)
@@ -110,50 +124,44 @@ class FalkorDBBackend:
         self.max_connections = max_connections
         self.query_timeout_ms = query_timeout_ms
         self.connect_timeout = connect_timeout
-        # redis-py gives up reading after 5 s by default; queries may legitimately run longer
-        # (FalkorDB's own TIMEOUT / `query_timeout_ms` bound them), so wait much longer.
+        # Queries may legitimately run long (FalkorDB's own TIMEOUT / `query_timeout_ms`
+        # bound them); this only catches a server that stopped answering.
         self.read_timeout = read_timeout
         self.server = "FalkorDB"
-        self._redis: aioredis.Redis | None = None
+        self._pool: RespPool | None = None
         self._schemas: dict[str, GraphSchemaIds] = {}
 
-    def _client(self) -> aioredis.Redis:
-        if self._redis is None:
-            pool = aioredis.BlockingConnectionPool(
-                host=self.host,
-                port=self.port,
+    def _client(self) -> RespPool:
+        if self._pool is None:
+            # No automatic resend anywhere: a write that died mid-flight may have been applied.
+            self._pool = RespPool(
+                self.host,
+                self.port,
                 username=self._user,
                 password=self._password,
                 max_connections=self.max_connections,
-                timeout=30,  # wait this long for a free pooled connection
-                socket_connect_timeout=self.connect_timeout,
-                socket_timeout=self.read_timeout,
-                # No automatic resend: a write that died mid-flight may have been applied.
-                retry=Retry(NoBackoff(), 0),
+                connect_timeout=self.connect_timeout,
+                read_timeout=self.read_timeout,
+                wait_timeout=30.0,  # wait this long for a free pooled connection
             )
-            self._redis = aioredis.Redis.from_pool(pool)
-        return self._redis
+        return self._pool
 
     async def start(self) -> None:
         """Connect and learn the server version; raises `BackendUnavailable` if unreachable."""
         try:
             modules = await self._command("MODULE", "LIST")
-        except ResponseError:
+        except RespError:
             return  # MODULE LIST may be disallowed for this user; not fatal
         for module in modules or []:
-            # redis-py parses the RESP2 reply into dicts; older versions leave flat lists.
-            if isinstance(module, dict):
-                fields = module
-            else:
-                fields = dict(zip(module[::2], module[1::2], strict=True))
-            if text(fields.get(b"name", b"")) == "graph":
-                version = int(fields.get(b"ver", 0))
+            fields = dict(zip(module[::2], module[1::2], strict=True))
+            if fields.get("name") == "graph":
+                version = int(fields.get("ver", 0))
                 self.server = f"FalkorDB/{version // 10000}.{version // 100 % 100}.{version % 100}"
 
     async def close(self) -> None:
-        if self._redis is not None:
-            await self._redis.aclose()
-            self._redis = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
 
     async def run(
         self, query: str, parameters: dict[str, Any], database: str | None = None
@@ -172,7 +180,7 @@ class FalkorDBBackend:
         """Drop a graph (tests, reloading demo data)."""
         try:
             await self._command("GRAPH.DELETE", graph)
-        except ResponseError as exc:
+        except RespError as exc:
             if "empty key" not in str(exc) and "not exist" not in str(exc):
                 raise backend_error(str(exc)) from exc
         self._schemas.pop(graph, None)
@@ -182,11 +190,12 @@ class FalkorDBBackend:
     async def _command(self, *args: Any) -> Any:
         """One RESP command; transport failures become `BackendUnavailable`."""
         try:
-            return await self._client().execute_command(*args)
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise BackendUnavailable(
-                f"FalkorDB at {self.host}:{self.port} is unavailable: {exc}"
-            ) from exc
+            return await self._client().execute(*args)
+        except RespConnectionError as exc:
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: Exception) -> BackendUnavailable:
+        return BackendUnavailable(f"FalkorDB at {self.host}:{self.port} is unavailable: {exc}")
 
     async def execute(
         self,
@@ -195,62 +204,81 @@ class FalkorDBBackend:
         graph: str,
         read_only: bool | None = None,
     ) -> FalkorDBResult:
-        """Run one statement on `graph` and decode the whole reply."""
+        """Run one statement on `graph`; its rows are decoded as they are fetched."""
         started = time.monotonic()
-        statement = params_header(parameters) + query
-        schema = self._schemas.setdefault(graph, GraphSchemaIds())
-        read_only = self.read_only if read_only is None else read_only
+        statement = params_header(parameters) + query if parameters else query
+        schema = self._schemas.get(graph)
+        if schema is None:
+            schema = self._schemas[graph] = GraphSchemaIds()
+        if read_only is None:
+            read_only = self.read_only
         command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
         for _attempt in range(3):
-            args: list[Any] = [command, graph, statement, "--compact", "version", schema.version]
+            args: tuple[Any, ...] = (
+                command, graph, statement, "--compact", "version", schema.version,
+            )  # fmt: skip
             if self.query_timeout_ms:
-                args += ["timeout", self.query_timeout_ms]
+                args += ("timeout", self.query_timeout_ms)
             try:
                 reply = await self._command(*args)
-            except ResponseError as exc:
+            except RespError as exc:
                 raise backend_error(str(exc)) from exc
-            if reply and isinstance(reply[0], ResponseError):
-                if str(reply[0]) != "version mismatch":
-                    raise backend_error(str(reply[0]))
+            first = reply[0] if reply else None
+            if isinstance(first, RespError):
+                if str(first) != "version mismatch":
+                    raise backend_error(str(first))
                 # The server refused before executing: refresh the id tables and resend.
                 await self._refresh(graph, schema, int(reply[1]))
                 continue
-            if reply and isinstance(reply[-1], ResponseError):  # runtime error after header
-                raise backend_error(str(reply[-1]))
-            return await self._result(query, graph, schema, reply, started)
+            last = reply[-1] if reply else None
+            if isinstance(last, RespError):  # runtime error after the header
+                raise backend_error(str(last))
+            return self._result(query, graph, schema, reply, started)
         raise BackendError("FalkorDB schema kept changing during the query", EXECUTION_FAILED)
 
-    async def _result(
+    def _result(
         self, query: str, graph: str, schema: GraphSchemaIds, reply: list[Any], started: float
     ) -> FalkorDBResult:
-        first_ms = int((time.monotonic() - started) * 1000)
-        keys = [text(column[1]) for column in reply[0]] if len(reply) > 1 else []
-        raw_rows = reply[1] if len(reply) > 1 else []
-        try:
-            rows = [[schema.decode(cell) for cell in row] for row in raw_rows]
-        except UnknownSchemaId:  # the query created labels / types / keys we have not seen
-            await self._refresh(graph, schema, schema.version)
-            rows = [[schema.decode(cell) for cell in row] for row in raw_rows]
-        counters = parse_statistics(reply[-1])
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        if len(reply) > 1:
+            keys = [text(column[1]) for column in reply[0]]
+            raw_rows = reply[1]
+        else:
+            keys, raw_rows = [], []
+        counters = parse_statistics(reply[-1]) if reply else {}
         summary = ResultSummary(
             query_type=query_type(query, counters, bool(keys)),
             counters=counters,
             database=graph,
             server=self.server,
-            t_first_ms=first_ms,
-            t_last_ms=int((time.monotonic() - started) * 1000),
+            t_first_ms=elapsed_ms,
+            t_last_ms=elapsed_ms,
         )
-        return FalkorDBResult(keys, rows, summary)
+
+        async def decode(batch: list[list[Any]]) -> list[list[Any]]:
+            try:
+                return schema.decode_rows(batch)
+            except UnknownSchemaId:  # the query created labels / types / keys we have not seen
+                await self._refresh(graph, schema, schema.version)
+                return schema.decode_rows(batch)
+
+        return FalkorDBResult(keys, raw_rows, summary, decode if raw_rows else None)
 
     async def _refresh(self, graph: str, schema: GraphSchemaIds, version: int) -> None:
-        """Re-read the id -> name tables (ids are positions in these procedure results)."""
+        """Re-read the id -> name tables (ids are positions in these procedure results);
+        the three procedures go out in one write."""
+        procedures = ("db.labels", "db.relationshipTypes", "db.propertyKeys")
         async with schema.lock:
+            try:
+                replies = await self._client().pipeline(
+                    [("GRAPH.QUERY", graph, f"CALL {procedure}()") for procedure in procedures]
+                )
+            except RespConnectionError as exc:
+                raise self._unavailable(exc) from exc
             tables = []
-            for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
-                try:
-                    reply = await self._command("GRAPH.QUERY", graph, f"CALL {procedure}()")
-                except ResponseError as exc:
-                    raise backend_error(str(exc)) from exc
+            for reply in replies:
+                if isinstance(reply, RespError):
+                    raise backend_error(str(reply))
                 tables.append([text(row[0]) for row in reply[1]])
             schema.labels, schema.types, schema.keys = tables
             schema.version = version

@@ -6,6 +6,7 @@ No I/O here, so all of it is testable without a server.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -111,6 +112,11 @@ def cypher_literal(value: Any) -> str:
     cannot be passed as parameters: they raise a TypeError-coded `BackendError` rather than
     being silently turned into strings.
     """
+    kind = type(value)
+    if kind is str:  # the common cases first
+        return _string_literal(value)
+    if kind is int and _INT64[0] <= value <= _INT64[1]:
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -124,7 +130,7 @@ def cypher_literal(value: Any) -> str:
             raise BackendError(f"FalkorDB cannot take {value} as a parameter", TYPE_ERROR)
         return repr(value)
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _string_literal(value)
     if isinstance(value, list | tuple):
         return "[" + ",".join(cypher_literal(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -141,16 +147,26 @@ def cypher_literal(value: Any) -> str:
     )
 
 
+def _string_literal(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def params_header(parameters: dict[str, Any] | None) -> str:
     """`CYPHER a=1 b="x" ` — FalkorDB's way of passing query parameters."""
     if not parameters:
         return ""
     items = []
     for name, value in parameters.items():
-        if not _PARAM_NAME.fullmatch(name):
-            raise BackendError(f"parameter name {name!r} is not a plain identifier", TYPE_ERROR)
+        if name not in _PLAIN_NAMES:
+            if not (isinstance(name, str) and _PARAM_NAME.fullmatch(name)):
+                raise BackendError(f"parameter name {name!r} is not a plain identifier", TYPE_ERROR)
+            if len(_PLAIN_NAMES) < 10_000:
+                _PLAIN_NAMES.add(name)
         items.append(f"{name}={cypher_literal(value)}")
     return "CYPHER " + " ".join(items) + " "
+
+
+_PLAIN_NAMES: set[str] = set()  # parameter names already checked
 
 
 # ---------------------------------------------------------------------- decoding
@@ -170,36 +186,48 @@ class GraphSchemaIds:
         self.keys: list[str] = []
         self.lock = asyncio.Lock()
 
-    @staticmethod
-    def _name(table: list[str], index: int) -> str:
-        if index >= len(table):
-            raise UnknownSchemaId
-        return table[index]
+    def decode_rows(self, rows: list[list[Any]]) -> list[list[Any]]:
+        """Compact rows as rows of neutral values; raises `UnknownSchemaId` when an id is
+        newer than the tables."""
+        value = self.value
+        try:
+            return [[value(cell[0], cell[1]) for cell in row] for row in rows]
+        except IndexError as exc:  # an id past the end of a table
+            raise UnknownSchemaId from exc
 
     def decode(self, cell: Sequence[Any]) -> Any:
         """One compact `[type, value]` cell as a neutral value."""
-        kind, raw = int(cell[0]), cell[1]
-        if kind == 1:
-            return None
+        try:
+            return self.value(cell[0], cell[1])
+        except IndexError as exc:
+            raise UnknownSchemaId from exc
+
+    def value(self, kind: int, raw: Any) -> Any:
+        """A compact value of FalkorDB type `kind`, as our RESP client parsed it (bulk strings
+        as `str`, integers as `int`); an unknown id raises IndexError. Common types first."""
         if kind == 2:
-            return text(raw)
+            return raw if type(raw) is str else text(raw)
         if kind == 3:
             return int(raw)
-        if kind == 4:
-            return text(raw) == "true"
-        if kind == 5:
-            return float(raw)  # also "inf", "-nan"
-        if kind == 6:
-            return [self.decode(item) for item in raw]
-        if kind == 7:
-            return self._relationship(raw)
         if kind == 8:
             return self._node(raw)
-        if kind == 9:
-            nodes, rels = self.decode(raw[0]), self.decode(raw[1])
-            return GraphPath(tuple(nodes), tuple(rels))
+        if kind == 1:
+            return None
+        if kind == 5:
+            return float(raw)  # also "inf", "-nan"
+        if kind == 4:
+            return text(raw) == "true"
+        if kind == 6:
+            value = self.value
+            return [value(item[0], item[1]) for item in raw]
+        if kind == 7:
+            return self._relationship(raw)
         if kind == 10:
-            return {text(raw[i]): self.decode(raw[i + 1]) for i in range(0, len(raw), 2)}
+            value = self.value
+            return {text(raw[i]): value(*raw[i + 1]) for i in range(0, len(raw), 2)}
+        if kind == 9:
+            nodes, rels = self.value(*raw[0]), self.value(*raw[1])
+            return GraphPath(tuple(nodes), tuple(rels))
         if kind == 11:
             return Point(WGS84_2D, x=float(raw[1]), y=float(raw[0]))
         if kind == 12:
@@ -207,16 +235,18 @@ class GraphSchemaIds:
         return _decode_temporal(kind, int(raw)) if 13 <= kind <= 16 else None
 
     def _properties(self, raw: Sequence[Any]) -> dict[str, Any]:
-        return {self._name(self.keys, int(p[0])): self.decode(p[1:]) for p in raw}
+        keys, value = self.keys, self.value
+        return {keys[key]: value(kind, item) for key, kind, item in raw}
 
     def _node(self, raw: Sequence[Any]) -> GraphNode:
         node_id = int(raw[0])
-        labels = tuple(self._name(self.labels, int(i)) for i in raw[1])
-        return GraphNode(node_id, labels, self._properties(raw[2]), str(node_id))
+        labels = self.labels
+        names = tuple([labels[i] for i in raw[1]])
+        return GraphNode(node_id, names, self._properties(raw[2]), str(node_id))
 
     def _relationship(self, raw: Sequence[Any]) -> GraphRelationship:
         rel_id, start, end = int(raw[0]), int(raw[2]), int(raw[3])
-        rel_type = self._name(self.types, int(raw[1]))
+        rel_type = self.types[raw[1]]
         props = self._properties(raw[4])
         return GraphRelationship(
             rel_id, rel_type, start, end, props, str(rel_id), str(start), str(end)
@@ -265,9 +295,12 @@ def query_type(query: str, counters: dict[str, int], has_columns: bool) -> str:
     """Neo4j's r / w / rw / s from what changed, or from the clauses when nothing did."""
     if any(counters.get(k) for k in _SCHEMA_COUNTERS):
         return "s"
-    writes = any(counters.values()) or bool(
-        _WRITE_CLAUSE.search(_STRINGS_AND_COMMENTS.sub(" ", query))
-    )
-    if not writes:
+    if not (any(counters.values()) or _mentions_writes(query)):
         return "r"
     return "rw" if has_columns else "w"
+
+
+@functools.lru_cache(maxsize=1024)
+def _mentions_writes(query: str) -> bool:
+    """A write clause outside string literals and comments (cached: apps repeat queries)."""
+    return bool(_WRITE_CLAUSE.search(_STRINGS_AND_COMMENTS.sub(" ", query)))
