@@ -148,13 +148,17 @@ class Guard:
             if any(f.severity is Severity.ERROR for f in findings):
                 return self._verdict(original, text, kept, latest)
             edits = _select_edits(findings)
-            if not edits or round_no == MAX_ROUNDS:
+            if not edits:
+                break
+            if round_no == MAX_ROUNDS:  # out of rounds: report what is left, unfixed
+                latest = [f.without_fix() for f in latest]
                 break
             candidate = apply_edits(text, edits)
             if all(f.final and _fix_in(f, edits) for f in findings if f.fix):
                 # Every fix promises it re-parses and enables no other fix: the next round
                 # would only repeat the unfixed findings, so skip its parse.
                 kept += [f for f in latest if f.fix]
+                latest = [f for f in latest if not f.fix]
                 history.append(edits)
                 text = candidate
                 break
@@ -169,7 +173,6 @@ class Guard:
             kept += [f for f in latest if f.fix and _fix_in(f, edits)]
             history.append(edits)
             text = candidate
-        latest = [f for f in latest if not f.fix]
         return self._verdict(original, text, kept, latest)
 
     def _verdict(

@@ -144,3 +144,27 @@ def test_third_party_rule_runs_and_a_crashing_rule_is_contained() -> None:
     assert "PAT.KEYWORD" in verdict.codes
     broken = [f for f in verdict.findings if f.code == "GUARD.RULE_ERROR"]
     assert broken and broken[0].rule == "broken" and broken[0].severity == "warning"
+
+
+class _Restless:
+    """A rule that always wants one more edit: the pipeline must stop after MAX_ROUNDS."""
+
+    name = "restless"
+
+    @hookimpl
+    def guard_cypher(self, query, ctx):  # type: ignore[no-untyped-def]
+        end = len(query.text)
+        return [Finding("PAT.MORE", Severity.INFO, "one more space", (end, end),
+                        fix=(Edit(end, end, " "),))]  # fmt: skip
+
+
+def test_rounds_are_bounded() -> None:
+    from proxy.pipeline import MAX_ROUNDS
+
+    guard = build_guard(
+        parse_config({"guard": {"disable": ["limits"]}}), SCHEMA,
+        extra_plugins=[_Restless()], entry_points=False,
+    )  # fmt: skip
+    verdict = guard.check("RETURN 1")
+    assert verdict.query == "RETURN 1" + " " * MAX_ROUNDS
+    assert verdict.action == "rewrite" and "PAT.MORE" in verdict.codes
