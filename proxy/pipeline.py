@@ -36,6 +36,7 @@ class Language:
     # turns a syntax exception into findings (SYN.PARSE, or SEC.SCRIPT for Gremlin scripts)
     describe_error: Callable[[Exception, str], list[Finding]]
     sample: str = ""  # a valid query, parsed once at start-up to build the parser
+    argument: str = "query"  # the hook's parameter name for the parsed query
 
 
 def _cypher_language() -> Language:
@@ -143,7 +144,7 @@ class Guard:
                     latest = _map_findings(lang.describe_error(exc, text), history)
                     return self._verdict(original, text, kept, latest)
             findings = [f for f in text_findings if not f.fix]
-            findings += self._run_rules(lang.hook, parsed, language)
+            findings += self._call(lang.hook, {lang.argument: parsed, "ctx": self.ctx})
             latest = _map_findings(findings, history)
             if any(f.severity is Severity.ERROR for f in findings):
                 return self._verdict(original, text, kept, latest)
@@ -186,10 +187,6 @@ class Guard:
 
     def _run_text_rules(self, text: str, language: str) -> list[Finding]:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})
-
-    def _run_rules(self, hook: str, parsed: Any, language: str) -> list[Finding]:
-        arg = "query" if language == "cypher" else "traversal"
-        return self._call(hook, {arg: parsed, "ctx": self.ctx})
 
     def _call(self, hook_name: str, kwargs: dict[str, Any]) -> list[Finding]:
         """Call every implementation in pluggy's order, tagging findings with the plugin name.

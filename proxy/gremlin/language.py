@@ -75,5 +75,6 @@ def gremlin_language() -> Language:
         (GremlinSyntaxError, GremlinScriptError),
         "guard_gremlin",
         describe_error,
-        "g.V()",
+        sample="g.V()",
+        argument="traversal",
     )
