@@ -20,3 +20,23 @@ def parse_fixture(path: Path) -> tuple[dict[str, list[str]], str, str]:
     source, sep, expected = "".join(body).partition("//=>\n")
     assert sep, f"{path}: missing the //=> separator"
     return headers, source.rstrip("\n"), expected.rstrip("\n")
+
+
+def guard_settings(lines: list[str]) -> dict[str, object]:
+    """The `config:` header lines — `key=value, …` pairs for `[guard]` — as a TOML-like table
+    (`true`/`false` become booleans, digits integers)."""
+    table: dict[str, object] = {}
+    for line in lines:
+        for pair in filter(None, (p.strip() for p in line.split(","))):
+            key, _, value = pair.partition("=")
+            table[key.strip()] = _value(value.strip())
+    return table
+
+
+def _value(text: str) -> object:
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text

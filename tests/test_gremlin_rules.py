@@ -28,7 +28,7 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
-from tests.fixture_format import parse_fixture
+from tests.fixture_format import guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = FIXTURES.parent.parent
@@ -41,15 +41,8 @@ def _cases() -> list[Path]:
 def fixture_guard(rule: str, headers: dict[str, list[str]]) -> Guard:
     raw: dict[str, Any] = {}
     for name in headers.get("config-file", []):
-        raw = _merge(
-            raw, tomllib.loads((FIXTURES.parent.parent / name).read_text(encoding="utf-8"))
-        )
-    guard_cfg: dict[str, Any] = {}
-    for line in headers.get("config", []):
-        for pair in filter(None, (p.strip() for p in line.split(","))):
-            key, _, value = pair.partition("=")
-            guard_cfg[key.strip()] = _value(value.strip())
-    raw = _merge(raw, {"guard": guard_cfg})
+        raw = _merge(raw, tomllib.loads((ROOT / name).read_text(encoding="utf-8")))
+    raw = _merge(raw, {"guard": guard_settings(headers.get("config", []))})
     for section in ("gremlin", "rules"):
         if section in headers:
             raw = _merge(raw, {section: tomllib.loads("\n".join(headers[section]))})
@@ -75,15 +68,6 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
-
-
-def _value(text: str) -> object:
-    if text in ("true", "false"):
-        return text == "true"
-    try:
-        return int(text)
-    except ValueError:
-        return text
 
 
 @pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -15,7 +15,7 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
-from tests.fixture_format import parse_fixture
+from tests.fixture_format import guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -30,11 +30,7 @@ def _parse_fixture(path: Path) -> tuple[dict[str, str], str, str]:
 
 
 def _guard(rule: str, headers: dict[str, str]) -> Guard:
-    guard_cfg: dict[str, object] = {}
-    for pair in filter(None, (p.strip() for p in headers.get("config", "").split(","))):
-        key, _, value = pair.partition("=")
-        guard_cfg[key.strip()] = _value(value.strip())
-    config = parse_config({"guard": guard_cfg})
+    config = parse_config({"guard": guard_settings([headers.get("config", "")])})
     schema = None
     if "schema" in headers:
         schema = SchemaCatalog.from_triples(headers["schema"])
@@ -42,15 +38,6 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
         schema = SchemaCatalog.load(FIXTURES / "schemas" / headers["schema-file"])
     pm = build_plugin_manager(builtins=[f"plugins.{rule}"], entry_points=False)
     return Guard(pm, GuardContext(schema=schema, settings=config.guard))
-
-
-def _value(text: str) -> object:
-    if text in ("true", "false"):
-        return text == "true"
-    try:
-        return int(text)
-    except ValueError:
-        return text
 
 
 @pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}/{p.stem}")
