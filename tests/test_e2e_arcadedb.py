@@ -21,7 +21,7 @@ from neo4j import graph as ng
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
 from proxy.config import parse_config
 from proxy.server import ProxyThread
-from tests.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows
+from tests.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows, stream_100k_rows
 from tests.test_server import ServeProcess
 
 _REASON = unavailable_reason()
@@ -218,18 +218,5 @@ def test_100k_rows_stream_with_bounded_proxy_memory(
         tmp_path, backend=bolt_backend(arcadedb), env={PASSWORD_ENV: arcadedb.root_password},
         default_limit=0, max_limit=0,
     )  # fmt: skip
-    try:
-        with neo4j.GraphDatabase.driver(f"bolt://{serve.address}", auth=CLIENT_AUTH) as drv:
-            with drv.session() as session:
-                session.run("UNWIND range(1, 5000) AS i RETURN i").consume()  # warm up
-            before = serve.status("VmRSS")
-            total = rows = 0
-            with drv.session() as session:
-                for record in session.run("UNWIND range(1, 100000) AS i RETURN i"):
-                    total += record[0]
-                    rows += 1
-            growth_mib = (serve.status("VmHWM") - before) / 1024
-    finally:
-        assert serve.stop() == 0
-    assert rows == 100_000 and total == 100_000 * 100_001 // 2
+    growth_mib = stream_100k_rows(serve, CLIENT_AUTH)
     assert growth_mib < 50, f"proxy peak RSS grew {growth_mib:.0f} MiB"
