@@ -11,10 +11,9 @@ import asyncio
 import contextlib
 import datetime as dt
 import socket
-import threading
 import time
 import warnings
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -35,6 +34,7 @@ from proxy.backends.base import (
 )
 from proxy.frontends.bolt import BoltFrontend
 from proxy.model import Action, Finding, Severity, Verdict
+from tests.background_loop import BackgroundLoop
 
 AUTH = ("neo4j", "password")
 DRIVER_MAJOR = int(neo4j.__version__.split(".")[0])
@@ -61,7 +61,11 @@ TYPES_ROW = [
 
 class MemoryStream:
     def __init__(
-        self, backend: MemoryBackend, query: str, keys: list[str], rows: Iterator[list[Any]],
+        self,
+        backend: MemoryBackend,
+        query: str,
+        keys: list[str],
+        rows: Iterator[list[Any]],
         summary: ResultSummary | None = None,
     ) -> None:
         self.keys = keys
@@ -187,27 +191,20 @@ def guard(query: str, parameters: dict[str, Any]) -> Verdict:
 # -- a server on a background event loop ------------------------------------------------------
 
 
-class ServerThread:
+class ServerThread(BackgroundLoop):
     def __init__(self, **options: Any) -> None:
         self.backend = MemoryBackend()
         self.events: list[dict[str, Any]] = []
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__()
         self.frontend = BoltFrontend(
             "127.0.0.1", 0, guard, self.backend, on_query=self.events.append, **options
         )
         self.call(self.frontend.start())
         self.port = self.frontend.port
 
-    def call(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
-
     def stop(self) -> None:
         self.call(self.frontend.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
+        self.close_loop()
 
     def uri(self, scheme: str = "bolt") -> str:
         return f"{scheme}://127.0.0.1:{self.port}"
@@ -440,12 +437,24 @@ def test_graph_values_arrive_as_driver_graph_types(versioned: ServerThread) -> N
 @pytest.mark.parametrize(
     ("query", "error", "code", "text"),
     [
-        ("MATCH (n) DELETE n", nex.Forbidden, "Neo.ClientError.Security.Forbidden",
-         "SEC.WRITE: DELETE is not allowed: the proxy is read-only"),
-        ("```cypher MATCH (n)", nex.CypherSyntaxError, "Neo.ClientError.Statement.SyntaxError",
-         "SYN.PARSE: invalid input '`' at line 1, column 1 (hint: remove the fence)"),
-        ("MATCH ()-[:UNKNOWN_REL]->()", nex.ClientError,
-         "Neo.ClientError.Statement.SemanticError", "SCH.NO_PATH: no relationship"),
+        (
+            "MATCH (n) DELETE n",
+            nex.Forbidden,
+            "Neo.ClientError.Security.Forbidden",
+            "SEC.WRITE: DELETE is not allowed: the proxy is read-only",
+        ),
+        (
+            "```cypher MATCH (n)",
+            nex.CypherSyntaxError,
+            "Neo.ClientError.Statement.SyntaxError",
+            "SYN.PARSE: invalid input '`' at line 1, column 1 (hint: remove the fence)",
+        ),
+        (
+            "MATCH ()-[:UNKNOWN_REL]->()",
+            nex.ClientError,
+            "Neo.ClientError.Statement.SemanticError",
+            "SCH.NO_PATH: no relationship",
+        ),
     ],
 )
 def test_blocked_query_raises_the_right_error(

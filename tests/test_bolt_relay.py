@@ -8,9 +8,8 @@ upstream is served again, and pass-through credentials are checked at LOGON.
 from __future__ import annotations
 
 import asyncio
-import threading
 import warnings
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,16 @@ from proxy.config import parse_config
 from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
 from proxy.repair import build_repairer
+from tests.background_loop import BackgroundLoop
 from tests.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows
 
 ANYONE = ("anyone", "anything")  # the relay holds the upstream credentials (configured)
 
 
-class RelayServer:
+class RelayServer(BackgroundLoop):
     """A BoltFrontend (guard, optional repair loop) over a BoltRelayBackend, on its own loop."""
+
+    timeout = 60.0
 
     def __init__(
         self,
@@ -49,9 +51,7 @@ class RelayServer:
     ) -> None:
         config = parse_config({"repair": {"enabled": repair}})
         guard = build_guard(config, None, entry_points=False)
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__()
         self.backend = BoltRelayBackend(
             db.url, None if passthrough else db.auth, db.database, read_only=True,
             passthrough=passthrough, fetch_size=fetch_size,
@@ -65,15 +65,10 @@ class RelayServer:
         self.call(self.frontend.start())
         self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
 
-    def call(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
-
     def stop(self) -> None:
         self.call(self.frontend.close())
         self.call(self.backend.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
+        self.close_loop()
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import warnings
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import neo4j
@@ -18,6 +16,7 @@ from proxy.config import parse_config
 from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
 from proxy.repair import build_repairer
+from tests.background_loop import BackgroundLoop
 from tests.test_repair_falkordb import MOVIES
 
 AUTH = ("neo4j", "password")
@@ -25,15 +24,13 @@ REVERSED = "MATCH (m {title: 'The Matrix'})-[:ACTED_IN]->(p) RETURN p.name AS na
 ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]
 
 
-class RepairingServer:
+class RepairingServer(BackgroundLoop):
     def __init__(self, url: str) -> None:
         config = parse_config({})
         guard = build_guard(config, MOVIES, entry_points=False)
         self.repairer = build_repairer(guard, config)
         self.events: list[dict[str, Any]] = []
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__()
         self.backend = FalkorDBBackend(url, read_only=True)
         self.frontend = BoltFrontend(
             "127.0.0.1",
@@ -46,15 +43,10 @@ class RepairingServer:
         self.call(self.frontend.start())
         self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
 
-    def call(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
-
     def stop(self) -> None:
         self.call(self.frontend.close())
         self.call(self.backend.close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
+        self.close_loop()
 
 
 @pytest.fixture(scope="module")
