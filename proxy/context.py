@@ -16,6 +16,9 @@ class GuardContext:
     settings: GuardSettings = field(default_factory=GuardSettings)
     rule_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gremlin: Mapping[str, Any] = field(default_factory=dict)  # [gremlin.*] tables
+    # lower-case names of the procedures the proxy answers itself (proxy.compat), which the
+    # read-only rule lets through although the backend lacks them
+    served_procedures: frozenset[str] = frozenset()
 
     def options(self, rule: str) -> Mapping[str, Any]:
         """The `[rules.<rule>]` table of the configuration (empty when absent)."""

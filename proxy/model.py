@@ -84,6 +84,16 @@ class Verdict:
     query: str
     findings: tuple[Finding, ...] = field(default_factory=tuple)
     original: str = ""
+    # The text that leaves the proxy: the guard's own canonical re-emission of the judged
+    # query (DESIGN §1). Empty when the language has no emitter yet: then `query` is sent.
+    forward: str = ""
+    explain: bool = False  # an EXPLAIN: answered by the proxy, never executed
+    query_type: str = ""  # Neo4j's summary type of the judged statement: r, w, rw or s
+
+    @property
+    def to_run(self) -> str:
+        """What the backend executes for this verdict."""
+        return self.forward or self.query
 
     @property
     def blocked(self) -> bool:
