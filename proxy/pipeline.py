@@ -37,9 +37,13 @@ class Language:
     describe_error: Callable[[Exception, str], list[Finding]]
     sample: str = ""  # a valid query, parsed once at start-up to build the parser
     argument: str = "query"  # the hook's parameter name for the parsed query
+    # the canonical text that leaves the proxy (DESIGN §1), from the judged parse and the edits
+    # applied to its text since; raises ValueError when it cannot be printed unambiguously
+    emit: Callable[[Any, Sequence[Edit]], str] | None = None
 
 
 def _cypher_language() -> Language:
+    from proxy.cypher.emit import emit_query
     from proxy.cypher.parser import CypherSyntaxError
     from proxy.cypher.query import CypherQuery
 
@@ -61,7 +65,13 @@ def _cypher_language() -> Language:
         ]
 
     return Language(
-        "cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe, "RETURN 1"
+        "cypher",
+        CypherQuery.parse,
+        (CypherSyntaxError,),
+        "guard_cypher",
+        describe,
+        "RETURN 1",
+        emit=emit_query,
     )
 
 
@@ -129,6 +139,7 @@ class Guard:
         kept: list[Finding] = []  # findings whose fixes were applied, original coordinates
         latest: list[Finding] = []
         parsed: Any = None  # the parse of `text`, when the previous round already made it
+        pending: list[Edit] = []  # edits applied to `text` after `parsed` was made
         for round_no in range(MAX_ROUNDS + 1):
             text_findings = self._run_text_rules(text, language)
             edits = _select_edits(text_findings)
@@ -137,6 +148,9 @@ class Guard:
                 text = apply_edits(text, edits)
                 history.append(edits)
                 parsed = None
+                # the text rules judge the text that is parsed, not only the text before the
+                # edits (a quote in stripped prose must not hide a comment); fixes wait
+                text_findings = [f for f in self._run_text_rules(text, language) if not f.fix]
             if parsed is None:
                 try:
                     parsed = lang.parse(text)
@@ -162,6 +176,7 @@ class Guard:
                 latest = [f for f in latest if not f.fix]
                 history.append(edits)
                 text = candidate
+                pending = edits
                 break
             try:
                 parsed = lang.parse(candidate)
@@ -174,16 +189,33 @@ class Guard:
             kept += [f for f in latest if f.fix and _fix_in(f, edits)]
             history.append(edits)
             text = candidate
-        return self._verdict(original, text, kept, latest)
+        return self._verdict(original, text, kept, latest, lang, parsed, pending)
 
     def _verdict(
-        self, original: str, text: str, kept: list[Finding], latest: list[Finding]
+        self,
+        original: str,
+        text: str,
+        kept: list[Finding],
+        latest: list[Finding],
+        lang: Language | None = None,
+        parsed: Any = None,
+        pending: Sequence[Edit] = (),
     ) -> Verdict:
         findings = tuple(_dedupe([*kept, *latest]))
         if any(f.severity is Severity.ERROR for f in findings):
             return Verdict(Action.BLOCK, original, findings, original)
+        forward = ""
+        if lang is not None and lang.emit is not None and parsed is not None:
+            try:
+                forward = lang.emit(parsed, pending)
+            except (ValueError, *lang.syntax_errors) as exc:
+                # the judged tokens cannot be printed so that every reader sees them: refuse
+                refusal = Finding(
+                    "SEC.AMBIGUOUS_TEXT", Severity.ERROR, str(exc), (0, 0), rule="emit"
+                )
+                return Verdict(Action.BLOCK, original, (*findings, refusal), original)
         action = Action.ALLOW if text == original else Action.REWRITE
-        return Verdict(action, text, findings, original)
+        return Verdict(action, text, findings, original, forward=forward)
 
     def _run_text_rules(self, text: str, language: str) -> list[Finding]:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})

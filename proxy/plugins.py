@@ -19,6 +19,7 @@ ENTRY_POINT_GROUP = "query_guard"
 # Rule order is DESIGN §4/§5 order; pluggy calls the last registered first, so the
 # manager registers them reversed. Third-party plugins (registered later) run before them.
 BUILTIN_RULES: tuple[str, ...] = (
+    "plugins.ambiguous_text",
     "plugins.fences",
     "plugins.fix_rel_types",
     "plugins.align_directions",
@@ -41,6 +42,10 @@ BUILTIN_RULES: tuple[str, ...] = (
 BUILTIN_REPAIR: tuple[str, ...] = ("plugins.llm_repair",)
 
 
+# Security checks no configuration may switch off: `--disable` names them in vain.
+ALWAYS_ON: frozenset[str] = frozenset({"ambiguous_text"})
+
+
 def builtin_rule_names() -> list[str]:
     return [m.rsplit(".", 1)[1] for m in BUILTIN_RULES]
 
@@ -53,7 +58,7 @@ def build_plugin_manager(
 ) -> pluggy.PluginManager:
     pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
     pm.add_hookspecs(hookspecs)
-    disabled = list(dict.fromkeys(disable))
+    disabled = [name for name in dict.fromkeys(disable) if name not in ALWAYS_ON]
     for name in disabled:
         pm.set_blocked(name)
     modules = list(builtins)

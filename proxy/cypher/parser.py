@@ -18,7 +18,7 @@ from proxy.cypher.ast import Script
 from proxy.cypher.transform import CypherBuilder
 from proxy.cypher.transform_expr import BuildError
 
-__all__ = ["CypherSyntaxError", "parse"]
+__all__ = ["CypherSyntaxError", "parse", "parse_tokens"]
 
 MAX_EXPECTED = 8
 _UNTERMINATED = {
@@ -184,6 +184,28 @@ def _parser() -> Lark:
 
 def parse(text: str) -> Script:
     """Parse `text` (one or more `;`-separated statements) into a Script."""
+    return parse_tokens(text)[0]
+
+
+def parse_tokens(text: str) -> tuple[Script, list[Token]]:
+    """Parse `text` into a Script, with the tokens the parser consumed (comments and
+    whitespace are not tokens). The tokens come from the same contextual lexer run the parse
+    used, so they are exactly what the guard judged (the canonical emitter re-prints them)."""
+    try:
+        tokens: list[Token] = []
+        cursor = _parser().parse_interactive(text)
+        for token in cursor.iter_parse():
+            tokens.append(token)
+        script = cursor.feed_eof(tokens[-1] if tokens else None)
+    except (LarkError, BuildError, RecursionError):
+        # the interactive cursor reports wider expected-token sets: re-run the plain parse for
+        # the precise error (only broken queries take this path)
+        _plain(text)
+        raise _error_at(text, 0, "cannot parse", []) from None
+    return Script((0, len(text)), script.statements), tokens
+
+
+def _plain(text: str) -> Script:
     try:
         script = _parser().parse(text)
     except UnexpectedInput as exc:

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from lark import Token
+
 from proxy.cypher import ast
-from proxy.cypher.parser import parse
+from proxy.cypher.parser import parse_tokens
 from proxy.cypher.scopes import Scopes, resolve
 
 N = TypeVar("N", bound=ast.Node)
@@ -18,6 +20,8 @@ N = TypeVar("N", bound=ast.Node)
 class CypherQuery:
     text: str
     script: ast.Script
+    # the tokens the judged parse consumed (no comments or whitespace): what emit() re-prints
+    tokens: list[Token] = field(default_factory=list, repr=False)
     _scopes: Scopes | None = field(default=None, repr=False)
     _nodes: list[ast.Node] | None = field(default=None, repr=False)
     _by_type: dict[type, list[ast.Node]] = field(default_factory=dict, repr=False)
@@ -26,7 +30,8 @@ class CypherQuery:
     @classmethod
     def parse(cls, text: str) -> CypherQuery:
         """Raises `proxy.cypher.parser.CypherSyntaxError` on unparsable text."""
-        return cls(text, parse(text))
+        script, tokens = parse_tokens(text)
+        return cls(text, script, tokens)
 
     @property
     def scopes(self) -> Scopes:

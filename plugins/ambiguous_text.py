@@ -1,0 +1,98 @@
+"""Ambiguous text — refuse Cypher whose tokens another Cypher reader could see differently
+(`SEC.AMBIGUOUS_TEXT`, error, always on).
+
+The guard judges one reading of the text; the text that leaves the proxy is re-emitted from
+that reading (proxy/cypher/emit.py), but a query built to be read two ways is an attack, not a
+question, and is refused outright. Readers disagree on:
+
+* **line breaks in `//` comments** — our grammar ends a line comment at `\\n` only; Neo4j and
+  ArcadeDB end it at `\\r` too, other readers at `\\x0b`, `\\x0c`, `\\x85`, `\\u2028`, `\\u2029`.
+  `MATCH (m:Movie) //<CR>CREATE (x)<LF>RETURN m` is a read here and a write there.
+* **`\\u` escapes outside the string decoder** — Neo4j's older parser decodes `\\uXXXX` (also
+  `\\uuXXXX`) in the raw text before lexing, so `\\u000a` in a comment ends it, and `\\u0027` in
+  a string ends the string. Refused: any `\\u`/`\\U` in a comment; an escape in a string or a
+  backtick name that decodes to a quote, a backslash, a backtick or a line break.
+
+Example: ``MATCH (n) WHERE n.name = 'x\\u0027 OR true //' RETURN n`` → blocked, "remove the
+\\u escape; write the character itself".
+"""
+
+from __future__ import annotations
+
+import re
+
+from proxy.context import GuardContext
+from proxy.cypher.lexical import segments
+from proxy.hookspecs import hookimpl
+from proxy.model import Finding, Severity
+
+CODE = "SEC.AMBIGUOUS_TEXT"
+_LINE_BREAKS = "\r\x0b\x0c\x85\u2028\u2029"
+_COMMENT_BREAK = re.compile(f"[{_LINE_BREAKS}]")
+_ANY_UNICODE_ESCAPE = re.compile(r"\\[uU]")
+_UNICODE_ESCAPE = re.compile(r"\\u+([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
+_DANGEROUS = frozenset("'\"\\`\n" + _LINE_BREAKS)
+_NAMES = {
+    "\r": "a carriage return",
+    "\x0b": "a vertical tab",
+    "\x0c": "a form feed",
+    "\x85": "a NEL line break",
+    "\u2028": "a Unicode line separator",
+    "\u2029": "a Unicode paragraph separator",
+}
+
+
+@hookimpl
+def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
+    if language != "cypher" or not _suspicious(text):
+        return []
+    out: list[Finding] = []
+    for seg in segments(text):
+        body = text[seg.start : seg.end]
+        if seg.kind == "line_comment":
+            m = _COMMENT_BREAK.search(body)
+            if m is not None:
+                what = _NAMES[m.group()]
+                out.append(
+                    _finding(
+                        seg.start + m.start(),
+                        f"a // comment contains {what}, where some databases end the comment "
+                        "and read the rest as query text; remove the comment (or use plain "
+                        "\\n line breaks)",
+                    )
+                )
+        if seg.kind in ("line_comment", "block_comment"):
+            m = _ANY_UNICODE_ESCAPE.search(body)
+            if m is not None:
+                out.append(
+                    _finding(
+                        seg.start + m.start(),
+                        "a comment contains a \\u escape, which some databases decode before "
+                        "reading comments; remove the comment",
+                    )
+                )
+        elif seg.kind in ("string", "name"):
+            for m in _UNICODE_ESCAPE.finditer(body):
+                code = int(m.group(1) or m.group(2), 16)
+                if code < 0x110000 and chr(code) in _DANGEROUS:
+                    where = "string" if seg.kind == "string" else "quoted name"
+                    out.append(
+                        _finding(
+                            seg.start + m.start(),
+                            f"the {where} contains the escape {m.group()}, which some databases "
+                            "decode before finding where the "
+                            f"{where} ends; write the character itself (a quote as \\' inside "
+                            "a '…' string, a line break as \\n)",
+                        )
+                    )
+                    break
+    return out
+
+
+def _suspicious(text: str) -> bool:
+    """Cheap pre-check: most queries have neither backslashes nor odd line breaks."""
+    return "\\" in text or any(ch in text for ch in _LINE_BREAKS)
+
+
+def _finding(pos: int, message: str) -> Finding:
+    return Finding(CODE, Severity.ERROR, message, (pos, pos + 1))
