@@ -96,7 +96,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     query = args.query if args.query is not None else sys.stdin.read()
     verdict = guard.check(query, args.language)
     if args.json:
-        print(json.dumps(_verdict_json(verdict), ensure_ascii=False))
+        # `forward`: the text the database would execute (the guard's canonical emission)
+        out = {**_verdict_json(verdict), "forward": "" if verdict.blocked else verdict.to_run}
+        print(json.dumps(out, ensure_ascii=False))
     else:
         _print_human(verdict, sys.stdout)
     return EXIT_BLOCKED if verdict.action is Action.BLOCK else EXIT_OK

@@ -134,12 +134,17 @@ class Repairer:
         question: str | None = None,
         first: ResultStream | BackendError | None = None,
         retry_errors: bool = True,
+        forward: str | None = None,
     ) -> RepairOutcome:
         """Run `query` (or judge `first`, its already started result) and repair it if it
-        fails or comes back empty. Raises nothing the backend raises: errors are outcomes."""
+        fails or comes back empty. Raises nothing the backend raises: errors are outcomes.
+
+        `query` is the guarded text candidates are derived from; `forward` the text the
+        database executes for it (the guard's canonical emission, `Verdict.to_run`).
+        Candidates run as their own verdict's `to_run`, never as raw candidate text."""
         params = dict(parameters or {})
         loop = _Loop(self, execute, check, params, question)
-        current = await loop.judge(query, "client", None, first)
+        current = await loop.judge(query, "client", None, first, run=forward)
         if current.rows or not self.settings.enabled:
             return loop.outcome(current, "rows" if current.rows else "disabled")
         if not is_read_query(query, self.parse):
@@ -192,6 +197,7 @@ class _Loop:
         self.attempts: list[Attempt] = []
         self.findings: list[Finding] = []
         self.ran: set[str] = set()
+        self.forwarded: dict[str, str] = {}  # attempt text -> the text the database ran
 
     async def iterate(self, current: _Run) -> RepairOutcome:
         seen = {current.attempt.query.strip()}
@@ -293,7 +299,7 @@ class _Loop:
         final = verdict.query
         if final.strip() in self.ran:
             return None
-        return await self.judge(final, source, code, None, started)
+        return await self.judge(final, source, code, None, started, run=verdict.to_run)
 
     async def judge(
         self,
@@ -302,14 +308,17 @@ class _Loop:
         code: str | None,
         first: ResultStream | BackendError | None,
         started: float | None = None,
+        run: str | None = None,
     ) -> _Run:
-        """Execute `text` (unless `first` is its result already) and peek at the records."""
+        """Execute `run` — the guarded form of `text` — (unless `first` is its result
+        already) and peek at the records."""
         started = time.perf_counter() if started is None else started
         self.ran.add(text.strip())
+        self.forwarded[text] = run = run or text
         try:
             if isinstance(first, BackendError):
                 raise first
-            stream = first if first is not None else await self.execute(text, self.params)
+            stream = first if first is not None else await self.execute(run, self.params)
             head = await stream.fetch(PEEK)
         except BackendError as exc:
             attempt = Attempt(text, source, code, ERROR, error=exc.message, ms=_ms(started))
@@ -333,9 +342,11 @@ class _Loop:
                 Finding("REPAIR.ATTEMPT", Severity.INFO, a.describe(i), (0, 0), rule="repair")
                 for i, a in enumerate(self.attempts, 1)
             ]
+        query = chosen.attempt.query
         return RepairOutcome(
-            chosen.attempt.query, chosen.stream, chosen.error, list(self.attempts), findings, stop
-        )
+            query, chosen.stream, chosen.error, list(self.attempts), findings, stop,
+            self.forwarded.get(query, query),
+        )  # fmt: skip
 
 
 _EXPLAIN = {

@@ -110,6 +110,7 @@ class RepairOutcome:
     attempts: list[Attempt]
     findings: list[Finding]
     stop: str = ""  # why the loop ended
+    forward: str = ""  # the text the database executed for `query` (the guard's emission)
 
     @property
     def repaired(self) -> bool:
@@ -120,7 +121,8 @@ class RepairOutcome:
         if len(self.attempts) <= 1:
             return base
         action = Action.REWRITE if self.repaired else base.action
-        return Verdict(action, self.query, (*base.findings, *self.findings), base.original)
+        findings = (*base.findings, *self.findings)
+        return Verdict(action, self.query, findings, base.original, forward=self.forward)
 
 
 class PeekedStream:

@@ -115,9 +115,11 @@ class QueryHandling:
             self.fail(diag.UNKNOWN_ERROR, "the query guard failed on this query")
             return None, None
         final = verdict.query if verdict.action is Action.REWRITE else query
+        # the database runs the guard's canonical emission of what it judged, never raw text
+        to_run = verdict.to_run if verdict.forward else final
         event.update(
             action=str(verdict.action),
-            final_query=None if verdict.blocked else final,
+            final_query=None if verdict.blocked else to_run,
             codes=verdict.codes,
             guard_ms=_ms(started),
         )
@@ -137,7 +139,7 @@ class QueryHandling:
             return await self.ctx.backend.run(text, params, database)
 
         try:
-            stream = await execute(final, parameters)
+            stream = await execute(to_run, parameters)
         except BackendError as exc:
             if not self._repairs(final, in_tx, exc):
                 event.update(backend_ms=_ms(started), error=exc.code)
@@ -164,8 +166,9 @@ class QueryHandling:
             question=_question(self._tx_metadata if in_tx else extra_metadata),
             first=stream,
             retry_errors=not in_tx,
+            forward=to_run,
         )
-        event.update(backend_ms=_ms(started), final_query=outcome.query)
+        event.update(backend_ms=_ms(started), final_query=outcome.forward or outcome.query)
         if len(outcome.attempts) > 1:
             event["repair"] = [a.to_dict() for a in outcome.attempts]
         if outcome.error is not None or outcome.stream is None:

@@ -1,16 +1,18 @@
-"""The canonical emitter: the Cypher text that leaves the proxy, re-printed from the guard's
+r"""The canonical emitter: the Cypher text that leaves the proxy, re-printed from the guard's
 own tokens (DESIGN §1), so the database runs exactly what the guard judged.
 
 The tokens are those of the contextual lexer run that produced the judged AST
 (`proxy.cypher.parser.parse_tokens`). Comments and whitespace are not tokens, so they are gone;
 tokens are joined by nothing, or by one space where the two would otherwise read as one (two
-word-like tokens, two operator characters, a number beside a dot). String literals are decoded
-and re-encoded with single quotes and only the escapes every Cypher reader agrees on (`\\\\`,
-`\\'`, `\\n`, `\\r`, `\\t`, `\\b`, `\\f`, and `\\uXXXX` for other control characters); names in
-backticks are re-quoted with doubled backticks; `- [` becomes `-[`. Example:
+word-like tokens, two operator characters, a number beside a dot) or a reader expects one.
+String literals are decoded and re-encoded with single quotes and only the escapes every
+Cypher reader agrees on (`\\`, `\'`, `\n`, `\r`, `\t`, `\b`, `\f`, and `\uXXXX` for other
+control characters); names in backticks are re-quoted with doubled backticks; `- [` becomes
+`-[`, `!=` becomes `<>`, integers are written in decimal. Example:
 
-    MATCH (m:Movie) // note\r\n  WHERE m.title = "It\\u0027s" RETURN m
-    -> MATCH(m:Movie)WHERE m.title='It\\'s' RETURN m
+    MATCH (m:Movie) // note
+      WHERE m.title = "caf\u00e9 \"Au Lait\"" RETURN m
+    -> MATCH (m:Movie) WHERE m.title='café "Au Lait"' RETURN m
 
 `emit_query` refuses (AmbiguousText) in the rare case where dropping a comment or an unusual
 whitespace character between two tokens would let them lex differently; it checks that case
@@ -68,6 +70,36 @@ _SPLICE_SAFE = re.compile(r"[A-Za-z0-9_ ]+")
 _SAFE_GAP = re.compile(r"[ \t\r\n]*")
 _OPERATOR_CHARS = frozenset("-<>=!~+*/%^.|&:?")
 _NUMBERS = frozenset({"INTEGER", "FLOAT"})
+_CLAUSE_WORDS = frozenset(
+    [
+        "MATCH",
+        "MERGE",
+        "CREATE",
+        "WHERE",
+        "AND",
+        "OR",
+        "XOR",
+        "NOT",
+        "IN",
+        "RETURN",
+        "WITH",
+        "UNWIND",
+        "DELETE",
+        "SET",
+        "REMOVE",
+        "DISTINCT",
+        "CASE",
+        "WHEN",
+        "THEN",
+        "ELSE",
+        "AS",
+        "BY",
+        "ON",
+        "CALL",
+        "OPTIONAL",
+        "YIELD",
+    ]
+)
 
 
 def canonical_string(value: str) -> str:
@@ -130,7 +162,10 @@ def _needs_space(kind_a: str, a: str, kind_b: str, b: str) -> bool:
         return True
     if kind_a in _NUMBERS and y == ".":
         return True
-    return x == "." and (y.isdigit() or kind_b in _NUMBERS)
+    if x == "." and (y.isdigit() or kind_b in _NUMBERS):
+        return True
+    # not needed for lexing, only for whoever reads the audit log: `) RETURN`, `, x`, `MATCH (`
+    return (x in ")]}" and _wordy(y)) or x == "," or (kind_a in _CLAUSE_WORDS and y in "({[")
 
 
 def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
