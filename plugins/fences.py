@@ -1,10 +1,18 @@
 """Fences — strip markdown code fences and surrounding prose from a query (`SYN.FENCE`).
 
-LLMs wrap queries in ```` ```cypher … ``` ```` blocks or precede them with a sentence
-("Here is the query:"). The rule keeps the first fenced block's body, or — without fences —
-drops leading lines before the first line that starts like a query (a Cypher clause keyword,
-or `g.` for Gremlin) and a trailing explanation after a blank line. The edits are deletions,
-so the query's own bytes stay as they were. Runs before parsing.
+LLMs wrap queries in ```` ```cypher … ``` ```` blocks, precede them with a sentence ("Here is
+the query:") and follow them with an explanation. The rule keeps the first fenced block's body,
+or — without fences — drops leading lines before the first line that starts like a query (a
+Cypher clause keyword, `EXPLAIN`/`PROFILE` included, or `g.` for Gremlin) and a trailing prose
+paragraph after a blank line ("\\n\\nNote: this query …", lowercase starts and bullets too).
+Fences and blank lines inside string literals and comments are query text, never touched:
+``MATCH (n) WHERE n.x CONTAINS '```' RETURN n`` is allowed unchanged. A Cypher paragraph is
+only dropped when the text before it parses on its own and the whole text does not read as
+one query. The edits are deletions, so the query's own bytes stay as they were. Runs before
+parsing.
+
+Example: ``MATCH (m:Movie) RETURN m.title\\n\\nThis lists every title.`` →
+``MATCH (m:Movie) RETURN m.title`` (SYN.FENCE, warning).
 """
 
 from __future__ import annotations
@@ -12,36 +20,62 @@ from __future__ import annotations
 import re
 
 from proxy.context import GuardContext
+from proxy.cypher.lexical import Segment, segments
 from proxy.hookspecs import hookimpl
 from proxy.model import Edit, Finding, Severity
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.S)
+_FENCE_OPEN = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[ \t]*(?:\r?\n|\Z)", re.M)
+_FENCE_ANY = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*(?:\r?\n)?")
 _CYPHER_START = re.compile(
     r"(?:(?:MATCH|OPTIONAL|WITH|UNWIND|RETURN|CALL|CREATE|MERGE|DELETE|DETACH|SET|REMOVE|"
     r"FOREACH|LOAD|USE|EXPLAIN|PROFILE|SHOW|DROP|UNION)\b|//|/\*)",
     re.I,
 )
 _GREMLIN_START = re.compile(r"(?:g\s*\.|__\s*\.|//)")
-_PROSE_END = re.compile(r"\n[ \t]*\r?\n(?=[ \t]*[A-Z][a-z]+[ ,][^\n]*[.:!?][ \t]*(?:\n|\Z))")
+_BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
+# a paragraph that starts like prose: a word, or a bullet / numbered item before a word
+_PROSE_START = re.compile(r"(?:[-*•][ \t]+|\d+[.)][ \t]+)?[^\W\d_]")
 
 
 @hookimpl
 def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
     if "```" in text:
-        return _fenced(text)
-    return _prose(text, _GREMLIN_START if language == "gremlin" else _CYPHER_START)
+        found = _fenced(text, language)
+        if found is not None:
+            return found
+    return _prose(text, language)
 
 
-def _fenced(text: str) -> list[Finding]:
-    m = _FENCE.search(text)
-    if m is None:
-        return []
-    body_start = m.start(2)
-    body_end = body_start + len(m.group(2).rstrip())
+def _fenced(text: str, language: str) -> list[Finding] | None:
+    """Keep the first fenced block's body; None when every ``` is inside a string/comment."""
+    backticks = language != "gremlin"
+    if _query_start(language).match(text.lstrip()):
+        # the text is query first: a fence inside one of its strings or comments is content
+        spans = segments(text, backticks)
+        fences = (m for m in _FENCE_ANY.finditer(text) if not _in_segment(spans, m.start()))
+        opening = next(fences, None)
+    else:  # prose first (its apostrophes are not quotes): a fence line, else any fence
+        opening = _FENCE_OPEN.search(text) or _FENCE_ANY.search(text)
+    if opening is None:
+        return None
+    body_start = opening.end()
+    body = text[body_start:]
+    spans = segments(body, backticks)  # the body is query text
+    ends = (m.start() for m in re.finditer("```", body) if not _in_segment(spans, m.start()))
+    body_end = body_start + len(body[: next(ends, len(body))].rstrip())
     return _keep(text, body_start, body_end, "markdown code fence removed around the query")
 
 
-def _prose(text: str, start: re.Pattern[str]) -> list[Finding]:
+def _query_start(language: str) -> re.Pattern[str]:
+    return _GREMLIN_START if language == "gremlin" else _CYPHER_START
+
+
+def _in_segment(spans: list[Segment], pos: int) -> bool:
+    return any(s.start <= pos < s.end for s in spans)
+
+
+def _prose(text: str, language: str) -> list[Finding]:
+    start = _query_start(language)
     stripped = text.lstrip()
     if not stripped or start.match(stripped):
         head = 0
@@ -51,11 +85,47 @@ def _prose(text: str, start: re.Pattern[str]) -> list[Finding]:
             return []
         head = m.start()
         head += len(text[head:]) - len(text[head:].lstrip(" \t"))
-    tail_match = _PROSE_END.search(text, head)
-    tail = tail_match.start() if tail_match else len(text)
+    tail = _prose_tail(text, head, language, start)
     if head == 0 and tail == len(text):
         return []
     return _keep(text, head, tail, "prose around the query removed")
+
+
+def _prose_tail(text: str, head: int, language: str, start: re.Pattern[str]) -> int:
+    """Where a trailing prose paragraph begins (len(text) when there is none)."""
+    blanks = list(_BLANK_LINE.finditer(text, head))
+    if not blanks:
+        return len(text)
+    spans = segments(text[head:], backticks=language != "gremlin")
+    for blank in blanks:
+        if _in_segment(spans, blank.start() - head):
+            continue
+        paragraph = text[blank.end() :].lstrip()
+        if not _PROSE_START.match(paragraph):
+            continue
+        if language == "cypher":
+            # "With this query …" starts like a clause: the parser decides
+            if not _prose_after_query(text[head : blank.start()], text[head:]):
+                continue
+        elif start.match(paragraph):
+            continue
+        return blank.start()
+    return len(text)
+
+
+def _prose_after_query(query: str, whole: str) -> bool:
+    """The text before the paragraph is a query and the whole text is not."""
+    from proxy.cypher.parser import CypherSyntaxError, parse
+
+    try:
+        parse(query)
+    except CypherSyntaxError:
+        return False
+    try:
+        parse(whole)
+    except CypherSyntaxError:
+        return True
+    return False
 
 
 def _keep(text: str, start: int, end: int, message: str) -> list[Finding]:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 __all__ = ["Segment", "segments"]
 
 # leftmost match wins, as in the lexer: a `//` inside a string is string, a quote inside a
-# comment is comment; an unterminated string or comment runs to the end of the text
+# comment is comment; an unterminated string or comment runs to the end of the text; three
+# backticks are a markdown fence, not a quoted name
 _SCAN = re.compile(
     r"(?P<string>'(?:[^'\\]|\\.)*(?:'|\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\Z))"
-    r"|(?P<name>`(?:[^`]|``)*(?:`|\Z))"
+    r"|(?P<name>`(?!``)(?:[^`]|``)*(?:`|\Z))"
     r"|(?P<line_comment>//[^\n]*)"
     r"|(?P<block_comment>/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))",
     re.S,
