@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import re
 
 from lark import Lark, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.exceptions import VisitError
 
+from proxy.cypher.lexical import segments
 from proxy.gremlin.ast import Traversal
 from proxy.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
 from proxy.gremlin.interpret import Interpreter
@@ -58,6 +60,8 @@ def parse_traversal(text: str, *, allow_anonymous: bool = False) -> Traversal:
     if not isinstance(text, str):
         raise GremlinSyntaxError(1, 1, 0, [], "query text must be a string")
     _check_nesting(text)
+    if "$" in text or "\\u" in text:
+        _check_interpolation(text)
     try:
         value = gremlin_parser().parse(text)
         return Interpreter(text).query(value, allow_anonymous=allow_anonymous)  # type: ignore[arg-type]
@@ -86,6 +90,28 @@ def _check_nesting(text: str) -> None:
                 raise GremlinSyntaxError(line, col, i, [], f"nesting deeper than {MAX_NESTING}")
         elif ch in ")]}":
             depth -= 1
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u+([0-9a-fA-F]{4})")
+# `$` starting a Groovy GString placeholder: `${expr}` or `$name`, unless the `$` is escaped
+_PLACEHOLDER = re.compile(r"(?<!\\)((?:\\\\)*)\$(?=[{A-Za-z_])")
+
+
+def _check_interpolation(text: str) -> None:
+    """A double-quoted string with a `${…}` or `$name` placeholder runs code when the text
+    reaches a Groovy script engine (GString interpolation): SEC.SCRIPT. Groovy decodes `\\u`
+    escapes before it reads the string, so `\\u0024{` counts too."""
+    for seg in segments(text, backticks=False):
+        if seg.kind != "string" or text[seg.start] != '"':
+            continue
+        body = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text[seg.start : seg.end])
+        if _PLACEHOLDER.search(body):
+            raise GremlinScriptError(
+                "a double-quoted string with a ${…} or $name placeholder is Groovy string "
+                "interpolation (it runs code); use a single-quoted string",
+                (seg.start, seg.end),
+                kind="groovy",
+            )
 
 
 def _from_lark(text: str, exc: UnexpectedInput) -> GremlinError:
