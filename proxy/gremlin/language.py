@@ -6,7 +6,7 @@ a `GremlinQuery` through the `guard_gremlin` hook (argument name `traversal`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,8 @@ from proxy.gremlin import ast
 from proxy.gremlin.edits import traversals
 from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from proxy.gremlin.parser import parse_traversal
-from proxy.model import Finding, Severity
+from proxy.gremlin.printer import to_text
+from proxy.model import Edit, Finding, Severity, apply_edits
 
 if TYPE_CHECKING:
     from proxy.pipeline import Language
@@ -66,6 +67,14 @@ def describe_error(exc: Exception, text: str) -> list[Finding]:
     ]
 
 
+def emit(query: GremlinQuery, edits: Sequence[Edit] = ()) -> str:
+    """The guard's own rendering of the judged traversal (what leaves the proxy, DESIGN §5):
+    comments, Groovy spellings and escapes are gone; strings are single-quoted."""
+    if edits:
+        query = GremlinQuery.parse(apply_edits(query.text, list(edits)))
+    return to_text(query.traversal)
+
+
 def gremlin_language() -> Language:
     from proxy.pipeline import Language  # the pipeline imports this module lazily too
 
@@ -77,4 +86,5 @@ def gremlin_language() -> Language:
         describe_error,
         sample="g.V()",
         argument="traversal",
+        emit=emit,
     )
