@@ -6,7 +6,8 @@ that reading (proxy/cypher/emit.py), but a query built to be read two ways is an
 question, and is refused outright. Readers disagree on:
 
 * **line breaks in `//` comments** — our grammar ends a line comment at `\\n` only; Neo4j and
-  ArcadeDB end it at `\\r` too, other readers at `\\x0b`, `\\x0c`, `\\x85`, `\\u2028`, `\\u2029`.
+  ArcadeDB end it at `\\r` too, other readers at `\\x0b`, `\\x0c`, `\\x85`, `\\u2028`, `\\u2029`
+  (a CRLF line end reads the same everywhere and is fine).
   `MATCH (m:Movie) //<CR>CREATE (x)<LF>RETURN m` is a read here and a write there.
 * **`\\u` escapes outside the string decoder** — Neo4j's older parser decodes `\\uXXXX` (also
   `\\uuXXXX`) in the raw text before lexing, so `\\u000a` in a comment ends it, and `\\u0027` in
@@ -50,7 +51,8 @@ def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
     for seg in segments(text):
         body = text[seg.start : seg.end]
         if seg.kind == "line_comment":
-            m = _COMMENT_BREAK.search(body)
+            # a \r right before the \n (a CRLF line end) ends the comment for every reader
+            m = _COMMENT_BREAK.search(body.rstrip("\r"))
             if m is not None:
                 what = _NAMES[m.group()]
                 out.append(
