@@ -42,6 +42,7 @@ from proxy.gremlin.language import GremlinQuery, gremlin_language
 from proxy.gremlin.parser import parse_traversal
 from proxy.gremlin.printer import to_text
 from proxy.model import apply_edits
+from proxy.pipeline import build_guard
 
 
 def arg(text: str, n: int = 0) -> Node:
@@ -458,3 +459,45 @@ def test_gremlin_query_helpers() -> None:
     assert [s.name for s in q.steps()] == ["V", "where", "out", "count"]
     assert len(list(q.traversals())) == 2
     assert q.source(q.traversal.steps[0]) == "where(__.out('a'))"
+
+
+# ---------------------------------------------------------------- Groovy strings (issue 8)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'g.V().has("name", "${Runtime.getRuntime().exec(\'id\')}")',
+        'g.V().has("name", "$x")',
+        'g.V().has("name", "a ${1 + 1} b")',
+        'g.V().has("name", "\\u0024{x}")',  # Groovy decodes \u escapes before the string
+        'g.V().has("name", "\\u0024x")',
+        'g.V().values("\\\\${x}")',  # an escaped backslash does not escape the $
+    ],
+)
+def test_gstring_interpolation_is_script(text: str) -> None:
+    with pytest.raises(GremlinScriptError) as info:
+        parse_traversal(text)
+    assert "interpolation" in info.value.reason
+    verdict = build_guard().check(text, "gremlin")
+    assert verdict.blocked and "SEC.SCRIPT" in verdict.codes
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("g.V().has('name', '${x}')", "${x}"),  # single quotes never interpolate
+        ('g.V().has("name", "cost $5")', "cost $5"),
+        ('g.V().has("name", "it\\u0027s")', "it's"),
+        ('g.V().has("name", "say \\u0022hi\\u0022")', 'say "hi"'),
+    ],
+)
+def test_plain_strings_decode_and_print_canonically(text: str, value: str) -> None:
+    tree = parse_traversal(text)
+    [string] = [a for a in tree.find_all(String) if a.value == value]
+    assert string.value == value
+    printed = to_text(tree)
+    assert "\\u" not in printed and '"' not in printed.replace(value, "")
+    assert value in [a.value for a in parse_traversal(printed).find_all(String)]
+    verdict = build_guard().check(text, "gremlin")
+    assert not verdict.blocked and verdict.forward.startswith(printed)
