@@ -14,6 +14,7 @@ from proxy.context import GuardContext
 from proxy.errors import QueryGuardError
 from proxy.model import Action, Verdict
 from proxy.pipeline import Guard, build_guard
+from proxy.plugins import builtin_rule_names
 from proxy.schema import SchemaCatalog
 
 EXIT_OK, EXIT_BLOCKED, EXIT_USAGE = 0, 1, 2
@@ -49,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--config", help="TOML configuration file")
     check.add_argument(
         "--disable", action="append", default=[], metavar="RULE",
-        help="switch a rule off by name (repeatable), e.g. --disable limits",
+        help="switch a rule off by name (repeatable); built-in rules: "
+        + ", ".join(builtin_rule_names()),
     )  # fmt: skip
     check.add_argument("--json", action="store_true", help="print the verdict as JSON")
     check.add_argument("--batch", metavar="FILE.jsonl", help="one {id, query} object per line")
