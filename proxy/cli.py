@@ -17,7 +17,7 @@ from proxy.pipeline import Guard, build_guard
 from proxy.plugins import builtin_rule_names
 from proxy.schema import SchemaCatalog
 
-EXIT_OK, EXIT_BLOCKED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_BLOCKED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +33,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except Exception:  # a bug of ours or of a plugin: say so, distinct from BLOCK and usage
+        import traceback
+
+        traceback.print_exc()
+        print("query-guard: internal error (see the traceback above)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -284,6 +284,7 @@ def build_guard(
     disable: Iterable[str] = (),
     extra_plugins: Iterable[object] = (),
     entry_points: bool = True,
+    skip_broken: bool = False,
 ) -> Guard:
     """A Guard from a validated `Config` (None: defaults), a schema catalog and plugin choices."""
     from proxy.config import parse_config
@@ -291,7 +292,10 @@ def build_guard(
 
     cfg = config if config is not None else parse_config({})
     pm = build_plugin_manager(
-        disable=[*cfg.guard.disable, *disable], extra=extra_plugins, entry_points=entry_points
+        disable=[*cfg.guard.disable, *disable],
+        extra=extra_plugins,
+        entry_points=entry_points,
+        skip_broken=skip_broken and cfg.guard.on_rule_error == "warn",
     )
     ctx = GuardContext(
         schema=schema, settings=cfg.guard, rule_options=cfg.rules, gremlin=cfg.gremlin

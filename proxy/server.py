@@ -87,7 +87,9 @@ class ProxyServer:
             )
             self.backend = await self._start_backend()
             self.schema = await self._load_schema()
-            self.guard = build_guard(self.config, self.schema, extra_plugins=self.extra_plugins)
+            self.guard = build_guard(
+                self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
+            )
             self.guard.warm_up()  # the first client query must not pay for building parsers
             self._start_schema_refresh()
             await self._start_frontends()
