@@ -81,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--out", default="-", help="output file (default: stdout)")
     schema.set_defaults(func=_cmd_schema)
 
+    rules = sub.add_parser("rules", help="list the installed rules: source, codes, options")
+    rules.add_argument("--config", help="TOML configuration file ([guard] disable applies)")
+    rules.add_argument("--json", action="store_true", help="one JSON array")
+    rules.set_defaults(func=_cmd_rules)
+
     serve = sub.add_parser("serve", help="run the proxy (embedded FalkorDB when no backend)")
     serve.add_argument("--config", help="TOML configuration file")
     serve.set_defaults(func=_cmd_serve)
@@ -216,6 +221,17 @@ def _with_credentials(uri: str, user: str | None, password_env: str | None) -> s
     if parts.port:
         netloc += f":{parts.port}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from proxy.rules_listing import list_rules, render
+
+    rules = list_rules(build_guard(load_config(args.config)).pm)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rules], ensure_ascii=False, indent=1))
+    else:
+        print(render(rules), end="")
+    return EXIT_OK
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
