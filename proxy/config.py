@@ -42,6 +42,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
     "backend": {
         "cypher": ((str,), ""),
         "gremlin": ((str,), ""),
+        "gremlin_data": ((list,), []),
         "user": ((str,), ""),
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),
