@@ -1,6 +1,7 @@
 """The Gremlin front as a TinkerPop client sees it: the real gremlinpython `Client` (scripts +
 bindings) and `DriverRemoteConnection` (bytecode), GraphBinary and GraphSON, against
-`query-guard serve` with `[server] gremlin` on the embedded graphersal (TinkerPop modern)."""
+`query-guard serve` with `[server] gremlin` on the embedded graphersal (TinkerPop's modern
+graph from tests/data)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from gremlin_python.structure.graph import Edge, Vertex
 
 from proxy.config import parse_config
 from proxy.server import ProxyThread
+from tests.corpora import DATA
 
 SERIALIZERS = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}
 
@@ -33,6 +35,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyThread]:
     config = parse_config(
         {
             "server": {"bolt": "", "gremlin": "127.0.0.1:0", "data_dir": str(data)},
+            "backend": {"gremlin_data": [str(DATA / "tinkerpop-modern.json")]},
             "audit": {"path": str(data / "audit.jsonl")},
         }
     )

@@ -6,14 +6,16 @@ access policy when `[guard] read_only` (a second line of defence behind `gremlin
 and an evaluation timeout. Results are converted to gremlinpython's types (Vertex, Edge) so the
 Gremlin front's serializers carry them as Gremlin Server would.
 
-Data: the GraphSON files named by `[backend] gremlin_data`, else TinkerPop's "modern" graph;
-kept as a snapshot under `<data_dir>/graphersal/graph.gsnap` after the first start.
+Data: the GraphSON files named by `[backend] gremlin_data`, else the IT-support demo graph
+(`proxy.data.it_support`, SEGRA's case graph); kept as a snapshot under
+`<data_dir>/graphersal/graph.gsnap` after the first start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -61,22 +63,26 @@ class GraphersalBackend:
     def open(
         cls, data_dir: Path | None, data: Sequence[str] = (), **options: Any
     ) -> GraphersalBackend:
-        """Load the snapshot under `data_dir`, else the GraphSON files, else TinkerPop modern
-        (and write the snapshot for the next start)."""
+        """Load the snapshot under `data_dir`, else the GraphSON files, else the IT-support
+        demo graph (and write the snapshot for the next start)."""
         snapshot = data_dir / SNAPSHOT if data_dir is not None else None
         if snapshot is not None and snapshot.exists():
             graph = gs.Graph.load(str(snapshot))
             return cls(graph, description=f"graphersal {snapshot}", **options)
         if data:
-            graph = gs.Graph()
-            for path in data:
-                with warnings.catch_warnings(record=True) as caught:
-                    graph.import_graphson(str(path))
-                for w in caught:
-                    log.warning("%s: %s", path, w.message)
             what = ", ".join(str(p) for p in data)
         else:
-            graph, what = gs.Graph.tinkerpop_modern(), "TinkerPop modern graph"
+            from proxy.data import it_support
+
+            folder = data_dir if data_dir is not None else Path(tempfile.mkdtemp())
+            data = [str(it_support.write(folder / "it-support.json"))]
+            what = "IT-support demo graph"
+        graph = gs.Graph()
+        for path in data:
+            with warnings.catch_warnings(record=True) as caught:
+                graph.import_graphson(str(path))
+            for w in caught:
+                log.warning("%s: %s", path, w.message)
         if snapshot is not None:
             snapshot.parent.mkdir(parents=True, exist_ok=True)
             graph.save(str(snapshot))
