@@ -224,8 +224,14 @@ class ProxyServer:
         self.gremlin_backend = await asyncio.to_thread(
             GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
         )
-        guard = self.guard
-        assert guard is not None
+        # The Gremlin graph is not the Cypher backend's: its rules get its own catalog.
+        schema = SchemaCatalog.from_dict(
+            self.gremlin_backend.schema(),
+            reciprocity_threshold=self.config.guard.reciprocity_threshold,
+        )
+        guard = build_guard(
+            self.config, schema, extra_plugins=self.extra_plugins, skip_broken=True
+        )
         self.gremlin = GremlinFrontend(
             host,
             port,

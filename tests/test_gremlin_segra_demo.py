@@ -81,3 +81,10 @@ def test_unfixable_walks_are_refused(client: Client, anchor: str, script: str, c
     with pytest.raises(GremlinServerError) as info:
         client.submit(script, {"anchor": anchor}).all().result()
     assert info.value.status_code == 597 and code in str(info.value)
+
+
+def test_directions_follow_the_demo_graphs_own_schema(client: Client, anchor: str) -> None:
+    """The Gremlin rules know the graphersal graph's edges (not the Cypher backend's)."""
+    forward = "g.V(anchor).hasLabel('case').out('hasReason').values('text')"
+    backward = "g.V(anchor).hasLabel('case').in('hasReason').values('text')"
+    assert _titles(client, backward, anchor) == _titles(client, forward, anchor) != []

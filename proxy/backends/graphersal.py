@@ -110,6 +110,26 @@ class GraphersalBackend:
             raise GremlinBackendError(_first_line(exc), code="Gremlin.Evaluation") from exc
         return finish([to_gremlin(v) for v in values or ()], rendered)
 
+    def schema(self) -> dict[str, Any]:
+        """The graph's labels, property keys and edge endpoints in the catalog's JSON shape
+        (DESIGN §3), from graphersal's schema inference: the Gremlin rules' schema."""
+        inferred = self.graph.infer_schema()
+        nodes = {
+            label: sorted((spec.get("schema") or {}).get("properties") or {})
+            for label, spec in (inferred.get("vertices") or {}).items()
+        }
+        rels = [
+            {
+                "start": c["from"],
+                "type": label,
+                "end": c["to"],
+                "properties": sorted((spec.get("schema") or {}).get("properties") or {}),
+            }
+            for label, spec in (inferred.get("edges") or {}).items()
+            for c in spec.get("connections") or ()
+        ]
+        return {"nodes": nodes, "relationships": rels}
+
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
