@@ -43,6 +43,8 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "cypher": ((str,), ""),
         "gremlin": ((str,), ""),
         "gremlin_data": ((list,), []),
+        "gremlin_user": ((str,), ""),
+        "gremlin_password_env": ((str,), ""),
         "user": ((str,), ""),
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),

@@ -28,6 +28,7 @@ from gremlin_python.structure.graph import Edge, Vertex
 from proxy.backends.base import BackendError
 from proxy.gremlin import ast
 from proxy.gremlin.graphersal_dialect import Rendered, Unsupported, render
+from proxy.gremlin.terminal import finish
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +109,13 @@ class GraphersalBackend:
             ) from exc
         except gs.GraphersalError as exc:
             raise GremlinBackendError(_first_line(exc), code="Gremlin.Evaluation") from exc
-        return finish([to_gremlin(v) for v in values or ()], rendered)
+        return finish([to_gremlin(v) for v in values or ()], rendered.terminal)
 
-    def schema(self) -> dict[str, Any]:
+    async def schema(self) -> dict[str, Any]:
         """The graph's labels, property keys and edge endpoints in the catalog's JSON shape
         (DESIGN §3), from graphersal's schema inference: the Gremlin rules' schema."""
-        inferred = self.graph.infer_schema()
+        loop = asyncio.get_running_loop()
+        inferred = await loop.run_in_executor(self._pool, self.graph.infer_schema)
         nodes = {
             label: sorted((spec.get("schema") or {}).get("properties") or {})
             for label, spec in (inferred.get("vertices") or {}).items()
@@ -132,26 +134,6 @@ class GraphersalBackend:
 
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def finish(values: list[Any], rendered: Rendered) -> list[Any]:
-    """Apply the traversal's terminal step to its full result, as Gremlin Server returns it."""
-    terminal = rendered.terminal
-    if terminal == "next":
-        return values[: rendered.count or 1]
-    if terminal == "tryNext":
-        return values[:1]
-    if terminal == "hasNext":
-        return [bool(values)]
-    if terminal == "iterate":
-        return []
-    if terminal in ("toSet", "toBulkSet"):
-        unique: list[Any] = []
-        for v in values:
-            if v not in unique:
-                unique.append(v)
-        return unique
-    return values
 
 
 def to_gremlin(value: Any) -> Any:
