@@ -14,10 +14,12 @@ multi-statement scripts, anywhere in the tree (subqueries, FOREACH bodies and SH
 * `SEC.PROCEDURE` — a procedure that writes, administers the database, loads or exports data,
   calls out to another service, sleeps or runs Cypher text (`apoc.create.*`, `apoc.periodic.*`,
   `apoc.cypher.*`, `apoc.load.*`, `db.create*`, `dbms.*` administration, `gds.*.write`, …);
-  the same for functions of those families (always on). When `guard.read_only`, also any
-  function that is neither a Cypher built-in nor a documented pure APOC function
-  (docs/functions.md, proxy/cypher/functions.py) nor listed in `guard.allowed_functions`
-  (shell patterns): "function genai.vector.encode is not on the allow-list".
+  the same for functions of those families (`genai.vector.encode` calls an embedding provider
+  the query picks), always on. When `guard.read_only`, also any function that is neither a
+  Cypher built-in nor a documented pure APOC function (docs/functions.md, generated from
+  proxy/cypher/functions.py): "function foo.bar is not on the allow-list". Functions matching
+  `guard.allowed_functions` (shell patterns, case-insensitive) are the operator's choice and
+  always pass.
 * `SEC.UNKNOWN_PROCEDURE` — any other procedure that is neither on `guard.allowed_procedures`
   (shell patterns, case-insensitive) nor answered by the proxy itself (`served_procedures`).
   The Bolt front reports it as `Neo.ClientError.Procedure.ProcedureNotFound`, so a library's
@@ -33,7 +35,9 @@ Example::
     SHOW TRANSACTIONS YIELD transactionId AS t TERMINATE TRANSACTIONS t
         -> SEC.WRITE: TERMINATE TRANSACTIONS … is an administration command
     RETURN genai.vector.encode('x', 'OpenAI', {})
-        -> SEC.PROCEDURE: function genai.vector.encode is not on the allow-list
+        -> SEC.PROCEDURE: function genai.vector.encode … calls another service …
+    MATCH (n) RETURN custom.score(n)
+        -> SEC.PROCEDURE: function custom.score is not on the allow-list
 """
 
 from __future__ import annotations
@@ -181,9 +185,14 @@ def _functions(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     for node in query.find(ast.FunctionCall, ast.OtherExpr):
         # OtherExpr nodes are calls of a special shape: all(x IN l WHERE p), reduce(…), …
         name = node.name if isinstance(node, ast.FunctionCall) else node.kind
+        if _listed(name, settings.allowed_functions):
+            continue  # the operator's explicit choice
         if _listed(name, _UNSAFE):
-            message = f"function {name} runs or loads arbitrary code or data"
-        elif settings.read_only and not is_allowed_function(name, settings.allowed_functions):
+            message = (
+                f"function {name} writes, loads data, calls another service or runs code: "
+                "it is not allowed here"
+            )
+        elif settings.read_only and not is_allowed_function(name):
             message = (
                 f"function {name} is not on the allow-list (Cypher built-ins and pure APOC "
                 "functions; an operator may add it to guard.allowed_functions)"
