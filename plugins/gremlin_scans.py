@@ -33,8 +33,13 @@ from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.similarity import gremlin_settings
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
+from proxy.options import Option
 
 RULE = "gremlin_scans"
+OPTIONS = {
+    "block": Option(bool, False, "a full-graph scan is an error, not a warning"),
+    "allow_count": Option(bool, True, "g.V().count() is not reported as a scan"),
+}
 
 _NEUTRAL = frozenset({"as", "identity", "barrier"})
 _WRAPPERS_ANY = frozenset({"where", "filter", "and"})
