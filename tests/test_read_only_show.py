@@ -246,6 +246,7 @@ def test_admin_shows_pass_when_writes_are_allowed_but_bodies_are_still_judged() 
         "apoc.any.property(n, 'name')", "apoc.node.degree(n, 'KNOWS>')",
         "apoc.label.exists(n, 'Person')", "percentileCont(n.born, 0.5)", "valueType(n.name)",
         "all(x IN [1] WHERE x > 0)", "reduce(s = 0, x IN [1, 2] | s + x)", "typeOf(n.name)",
+        "length(shortestPath((n)-[*]-(:Person {name: 'B'})))",
     ],
 )  # fmt: skip
 def test_builtin_and_pure_apoc_functions_pass(call: str) -> None:

@@ -35,6 +35,7 @@ BUILTIN_FUNCTIONS: dict[str, tuple[str, ...]] = {
         "toBooleanList", "toFloatList", "toIntegerList", "toStringList",
         "filter", "extract",  # Cypher 3 list functions (removed in Neo4j 4, still written)
     ),
+    "path": ("shortestPath", "allShortestPaths"),  # written as expressions
     "numeric": ("abs", "ceil", "floor", "isNaN", "rand", "round", "sign"),
     "logarithmic": ("e", "exp", "log", "log10", "sqrt"),
     "trigonometric": (
