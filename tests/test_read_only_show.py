@@ -106,6 +106,13 @@ def test_composed_commands_are_consecutive_clauses() -> None:
     assert isinstance(second.names[0], ast.Variable) and second.returns is not None
 
 
+def test_use_before_show_stays_its_own_clause() -> None:
+    (statement,) = parse("USE movies SHOW INDEXES YIELD name").statements
+    use, cmd = statement.clauses  # type: ignore[union-attr]
+    assert isinstance(use, ast.OtherClause) and use.kind == "USE"
+    assert isinstance(cmd, ast.ShowCommand) and cmd.target == "INDEXES"
+
+
 def test_show_body_nodes_are_in_the_tree() -> None:
     (cmd,) = show("SHOW INDEXES YIELD name WHERE EXISTS { MATCH (n:Person) RETURN n }")
     assert any(isinstance(n, ast.SubqueryExpr) for n in cmd.walk())

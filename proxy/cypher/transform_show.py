@@ -14,6 +14,7 @@ from lark import Token
 
 from proxy.cypher.ast import (
     Expr,
+    OtherClause,
     ProjectionItem,
     Return,
     ShowCommand,
@@ -71,7 +72,8 @@ class ShowBuilder:
     # ---------------------------------------------------------------- statement
 
     def show_command(self, c: list[Any]) -> SingleQuery:
-        return SingleQuery(span_of(c), [x for x in c if isinstance(x, ShowCommand)])
+        """`[USE graph] SHOW …`: the USE stays a clause of its own, as in queries."""
+        return SingleQuery(span_of(c), [x for x in c if isinstance(x, (OtherClause, ShowCommand))])
 
     def show_part(self, c: list[Any]) -> ShowCommand:
         target: ShowTarget = _parts(c)["target"].value
