@@ -64,6 +64,7 @@ class ProxyServer:
         self.audit: AuditLog | None = None
         self.refresher: SchemaRefresher | None = None
         self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
+        self.http: Any = None  # HttpFrontend when [server] http is set
         self.gremlin_backend: Any = None
 
     @property
@@ -112,6 +113,9 @@ class ProxyServer:
             if self.gremlin is not None:
                 gremlin, self.gremlin = self.gremlin, None
                 await gremlin.close()
+            if self.http is not None:
+                http, self.http = self.http, None
+                await http.close()
         finally:
             if self.gremlin_backend is not None:
                 gremlin_backend, self.gremlin_backend = self.gremlin_backend, None
@@ -185,6 +189,7 @@ class ProxyServer:
 
     async def _start_frontends(self) -> None:
         await self._start_gremlin()
+        await self._start_http()
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -235,6 +240,38 @@ class ProxyServer:
             on_query=self.audit,
         )
         await self.gremlin.start()
+
+    async def _start_http(self) -> None:
+        """Neo4j's Query API v2, the legacy tx endpoint and the guard API on `[server] http`."""
+        address = str(self.config.server["http"])
+        if not address:
+            return
+        from proxy.frontends.http import HttpFrontend
+        from proxy.service import QueryService
+
+        assert self.guard is not None
+        host, port = split_address(address, "server.http")
+        service = QueryService(
+            self.guard,
+            self.backend,
+            repairer=build_repairer(self.guard, self.config),
+            on_query=self.audit,
+        )
+        database = str(self.config.backend["database"]) or "neo4j"
+        self.http = HttpFrontend(host, port, service, database=database, ready=self._readiness)
+        await self.http.start()
+
+    async def _readiness(self) -> dict[str, Any]:
+        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded."""
+        try:
+            stream = await self.backend.run("RETURN 1", {}, None)
+            await stream.fetch(-1)
+            backend = True
+        except Exception as exc:
+            log.warning("readiness probe failed: %s", exc)
+            backend = False
+        schema = self.guard is not None and self.guard.ctx.schema is not None
+        return {"backend": backend, "schema": schema}
 
     async def _gremlin_backend(self) -> Any:
         url = str(self.config.backend["gremlin"])
@@ -399,6 +436,9 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        if server.http is not None:
+            print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
+                  flush=True)  # fmt: skip
         if server.gremlin is not None:
             print(
                 f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
