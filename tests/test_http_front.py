@@ -141,3 +141,19 @@ def test_bad_bodies_are_refused_clearly(base: str) -> None:
     assert status == 400
     status, _ = call(base, "POST", "/v1/query", raw=b"x" * (2 * 1024 * 1024))
     assert status == 413
+
+
+def test_metrics_count_queries_by_front_verdict_and_code(base: str) -> None:
+    call(base, "POST", "/v1/query", {"query": "MATCH (n) DETACH DELETE n"})
+    call(base, "POST", "/db/neo4j/query/v2", {"statement": "MATCH (m:Movie) RETURN m.title"})
+    status, text = call(base, "GET", "/metrics")
+    assert status == 200
+    lines = text.splitlines()
+
+    def value(prefix: str) -> float:
+        return sum(float(x.rsplit(" ", 1)[1]) for x in lines if x.startswith(prefix))
+
+    assert value('query_guard_queries_total{front="http",language="cypher",verdict="block"}') >= 1
+    assert value('query_guard_findings_total{code="SEC.WRITE",front="http"}') >= 1
+    assert value('query_guard_queries_total{front="http-query-v2"') >= 1
+    assert value('query_guard_backend_seconds_count{front="http-query-v2"}') >= 1

@@ -1,5 +1,5 @@
 """The HTTP front (aiohttp): Neo4j's Query API v2 and legacy transactional endpoint, the guard
-API (`/v1/*`, described by `/openapi.json`), `/health` and `/ready`.
+API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready` and `/metrics` (Prometheus).
 
 Every query goes through `proxy.service.QueryService` — the same guard, repair loop and audit
 as the Bolt front — and every response carries the guard's findings in a `queryGuard` object.
@@ -18,6 +18,7 @@ from aiohttp import web
 from proxy.bolt import diagnostics as diag
 from proxy.frontends.json_values import to_json
 from proxy.grounding_context import context_text, reciprocity_notes, schema_text
+from proxy.metrics import CONTENT_TYPE, Metrics
 from proxy.model import Verdict
 from proxy.service import QueryResult, QueryService
 
@@ -41,8 +42,10 @@ class HttpFrontend:
         ready: Ready | None = None,
         max_body: int = MAX_BODY,
         max_rows: int = 10_000,
+        metrics: Metrics | None = None,
     ) -> None:
         self.host, self.port = host, port
+        self.metrics = metrics
         self.service = service
         self.databases = {database, "neo4j"}
         self._ready = ready
@@ -53,6 +56,7 @@ class HttpFrontend:
         r.add_get("/health", self._health)
         r.add_get("/ready", self._readiness)
         r.add_get("/openapi.json", self._openapi)
+        r.add_get("/metrics", self._metrics)
         r.add_post("/v1/check", self._check)
         r.add_post("/v1/query", self._query)
         r.add_get("/v1/schema", self._schema)
@@ -80,6 +84,13 @@ class HttpFrontend:
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        if self.metrics is None:
+            raise web.HTTPNotFound()
+        response = web.Response(body=self.metrics.render())
+        response.headers["Content-Type"] = CONTENT_TYPE
+        return response
 
     async def _readiness(self, request: web.Request) -> web.Response:
         state = await self._ready() if self._ready is not None else {"backend": True}

@@ -135,7 +135,7 @@ async def serve_stdio(config: Any) -> None:
             server.guard,
             server.backend,
             repairer=build_repairer(server.guard, config),
-            on_query=server.audit,
+            on_query=server.on_query,
         )
         gremlin = server.gremlin_service.run if server.gremlin_service is not None else None
         await build_mcp(service, gremlin=gremlin).run_stdio_async()
