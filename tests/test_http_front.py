@@ -157,3 +157,33 @@ def test_metrics_count_queries_by_front_verdict_and_code(base: str) -> None:
     assert value('query_guard_findings_total{code="SEC.WRITE",front="http"}') >= 1
     assert value('query_guard_queries_total{front="http-query-v2"') >= 1
     assert value('query_guard_backend_seconds_count{front="http-query-v2"}') >= 1
+
+
+def test_query_api_explicit_transactions(base: str) -> None:
+    status, body = call(base, "POST", "/db/neo4j/query/v2/tx", {
+        "statement": "MATCH (p:Person {name: $n}) RETURN p.born AS born",
+        "parameters": {"n": "Tom Hanks"}})  # fmt: skip
+    assert status == 202 and body["data"]["values"] == [[1956]]
+    tx = body["transaction"]["id"]
+    assert body["transaction"]["expires"]
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}", {
+        "statement": "MATCH (m:Movie {title: 'Cast Away'}) RETURN m.released AS r"})
+    assert status == 202 and body["data"]["values"] == [[2000]]
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}/commit", {})
+    assert status == 202 and "bookmarks" in body
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}", {"statement": "RETURN 1"})
+    assert status == 404
+    assert body["errors"][0]["code"] == "Neo.ClientError.Transaction.TransactionNotFound"
+
+
+def test_a_blocked_statement_rolls_its_transaction_back(base: str) -> None:
+    status, body = call(base, "POST", "/db/neo4j/query/v2/tx", {})
+    tx = body["transaction"]["id"]
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}", {
+        "statement": "CREATE (:Person {name: 'mallory'})"})
+    assert status == 400 and body["errors"][0]["code"].endswith("Forbidden")
+    status, _ = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}/commit", {})
+    assert status == 404
+    status, body = call(base, "POST", "/db/neo4j/query/v2/tx", {})
+    tx = body["transaction"]["id"]
+    assert call(base, "DELETE", f"/db/neo4j/query/v2/tx/{tx}")[0] == 200

@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from proxy.bolt import diagnostics as diag
+from proxy.frontends.http_tx import HttpTransactions
 from proxy.frontends.json_values import to_json
 from proxy.grounding_context import context_text, reciprocity_notes, schema_text
 from proxy.metrics import CONTENT_TYPE, Metrics
@@ -63,6 +64,8 @@ class HttpFrontend:
         r.add_get("/v1/context", self._context)
         r.add_post("/db/{db}/query/v2", self._query_v2)
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
+        self.transactions = HttpTransactions(service.backend, self._run_in_tx, _v2_answer)
+        self.transactions.routes(r)
         self.app = app
 
     async def start(self) -> None:
@@ -76,6 +79,7 @@ class HttpFrontend:
         log.info("http frontend listening on %s:%d", self.host, self.port)
 
     async def close(self) -> None:
+        await self.transactions.close()
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
@@ -161,21 +165,15 @@ class HttpFrontend:
             _text(body, "statement"), _parameters(body), front="http-query-v2",
             client=request.remote or "", database=db, max_rows=self.max_rows,
         )  # fmt: skip
-        if result.blocked:
-            return _blocked(result.verdict)
-        if result.error is not None:
-            return _failed(result)
-        return web.json_response(
-            {
-                "data": {
-                    "fields": result.fields,
-                    "values": [[to_json(v) for v in row] for row in result.rows],
-                },
-                "bookmarks": [],
-                "queryGuard": _guard_json(result),
-            },
-            status=202,
-        )
+        answer = _v2_answer(result)
+        return answer if isinstance(answer, web.Response) else web.json_response(answer, status=202)
+
+    async def _run_in_tx(self, request: web.Request, body: dict[str, Any], tx: Any) -> QueryResult:
+        self._database(request)
+        return await self.service.run(
+            _text(body, "statement"), _parameters(body), front="http-query-v2",
+            client=request.remote or "", max_rows=self.max_rows, tx=tx,
+        )  # fmt: skip
 
     async def _tx_commit(self, request: web.Request) -> web.Response:
         db = self._database(request)
@@ -252,6 +250,22 @@ def _parameters(body: dict[str, Any]) -> dict[str, Any]:
 def _bad_request(message: str) -> web.HTTPBadRequest:
     error = {"code": diag.REQUEST_INVALID, "message": message}
     return web.HTTPBadRequest(text=json.dumps({"errors": [error]}), content_type="application/json")
+
+
+def _v2_answer(result: QueryResult) -> dict[str, Any] | web.Response:
+    """A Query API v2 body for a result, or the error response for a blocked/failed one."""
+    if result.blocked:
+        return _blocked(result.verdict)
+    if result.error is not None:
+        return _failed(result)
+    return {
+        "data": {
+            "fields": result.fields,
+            "values": [[to_json(v) for v in row] for row in result.rows],
+        },
+        "bookmarks": [],
+        "queryGuard": _guard_json(result),
+    }
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
