@@ -76,6 +76,9 @@ CODES: dict[str, Code] = {
     ),
     "SEC.SCRIPT": Code("error", "Gremlin that is not the traversal language (Groovy, closures)"),
     "SEC.MULTI_STATEMENT": Code("error", "more than one statement in one query"),
+    "SEC.AMBIGUOUS_TEXT": Code(
+        "error", "text a database could read differently from the guard (comment or escape tricks)"
+    ),
     "GUARD.RULE_ERROR": Code("warning", "a rule raised; it was skipped (error for security rules)"),
     "REPAIR.ATTEMPT": Code("info", "one attempt of the repair loop (query, outcome, rows)"),
 }

@@ -65,14 +65,15 @@ def _cypher_language() -> Language:
     )
 
 
-def default_languages() -> dict[str, Language]:
-    langs = {"cypher": _cypher_language()}
-    try:
-        from proxy.gremlin.language import gremlin_language
-    except ImportError:  # the Gremlin front end is optional at this layer
-        return langs
-    langs["gremlin"] = gremlin_language()
-    return langs
+def default_languages(sql_dialect: str = "postgres") -> dict[str, Language]:
+    from proxy.gremlin.language import gremlin_language
+    from proxy.sql.language import sql_language
+
+    return {
+        "cypher": _cypher_language(),
+        "gremlin": gremlin_language(),
+        "sql": sql_language(sql_dialect),
+    }
 
 
 class Guard:
@@ -87,7 +88,7 @@ class Guard:
     ) -> None:
         self.pm = pm
         self.ctx = ctx
-        self.languages = languages or default_languages()
+        self.languages = languages or default_languages(ctx.settings.sql_dialect)
         size = ctx.settings.cache_size if cache_size is None else cache_size
         self._cache: LRUCache[tuple[str, str], Verdict] | None = (
             LRUCache(maxsize=size) if size > 0 else None
