@@ -12,6 +12,9 @@ Anywhere in the tree, subqueries and FOREACH bodies included:
 * `SEC.MULTI_STATEMENT` — more than one `;`-separated statement. Always on: a driver runs one
   statement per request, and a second statement is the classic injection vehicle.
 
+`EXPLAIN CREATE …` is no write: the proxy answers an EXPLAIN with the plan and the query type
+(`w`) and never runs it, so SEC.WRITE does not apply (procedures and statements still do).
+
 All findings are errors: the query is blocked and nothing reaches the database.
 """
 
@@ -22,6 +25,7 @@ from fnmatch import fnmatchcase
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
+from proxy.cypher.statement import is_explain
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
 
@@ -63,7 +67,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
             )
         )
     allowed = [p.lower() for p in settings.allowed_procedures]
-    if settings.read_only:
+    if settings.read_only and not is_explain(query):
         for node in query.find(*_WRITES, ast.CallSubquery, ast.SchemaCommand):
             message = _write_message(node)
             if message:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from proxy.backends.base import BackendError, BackendUnavailable, ResultStream
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
+from proxy.bolt.explain import answer_explain
 from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, raw_source
 from proxy.model import Action, Verdict
@@ -129,6 +130,10 @@ class QueryHandling:
             self._enter_failed()
             return None, None
         started = time.perf_counter()
+        if verdict.explain:  # answered here, never executed (and never repaired)
+            answer = await answer_explain(self.ctx.backend, verdict, parameters, database)
+            event.update(backend_ms=_ms(started), explain=True)
+            return answer, verdict
         tx = self._tx if in_tx else None
 
         async def execute(text: str, params: dict[str, Any]) -> ResultStream:
