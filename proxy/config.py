@@ -45,6 +45,8 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "credentials": ((str,), "passthrough"),
         "database": ((str,), ""),
         "client": ((str,), "relay"),
+        "discovery_user": ((str,), ""),
+        "discovery_password_env": ((str,), ""),
     },
     "guard": {
         "read_only": ((bool,), True),
@@ -68,6 +70,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "tier1": ((bool,), True),
         "grounding": ((bool,), True),
         "relaxation": ((bool,), True),
+        "speculative": ((str,), "suggest"),
     },
 }
 _FREE_TABLES = {"rules", "gremlin", "repair.llm"}
