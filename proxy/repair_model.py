@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from proxy.backends.base import BackendError, ResultStream, ResultSummary
@@ -128,8 +128,11 @@ class RepairOutcome:
         """`base` (the guard's verdict on the client query) with the repair's findings."""
         if len(self.attempts) <= 1:
             return base
-        action = Action.REWRITE if self.repaired else base.action
-        return Verdict(action, self.query, (*base.findings, *self.findings), base.original)
+        findings = (*base.findings, *self.findings)
+        if not self.repaired:  # the client's own query ran: only the notes are new
+            return replace(base, findings=findings)
+        return replace(base, action=Action.REWRITE, query=self.query, findings=findings,
+                       forward="")  # fmt: skip
 
 
 class PeekedStream:
