@@ -71,6 +71,8 @@ class ProxyServer:
         self.bolt: Any = None
         self.audit: AuditLog | None = None
         self.source: SchemaSource | None = None  # where the schema comes from, and when
+        self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
+        self.gremlin_backend: Any = None
 
     @property
     def bolt_port(self) -> int:
@@ -101,7 +103,9 @@ class ProxyServer:
             self.backend = await self._start_backend()
             self.source = SchemaSource(self.config, self.backend, self._backend_auth_hook())
             self.schema = await self.source.load()
-            self.guard = build_guard(self.config, self.schema, extra_plugins=self.extra_plugins)
+            self.guard = build_guard(
+                self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
+            )
             self.guard.warm_up()  # the first client query must not pay for building parsers
             self.source.start(self.guard, self._found_schema)
             log.info("schema: %s", self.schema_source)
@@ -119,7 +123,13 @@ class ProxyServer:
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
+            if self.gremlin is not None:
+                gremlin, self.gremlin = self.gremlin, None
+                await gremlin.close()
         finally:
+            if self.gremlin_backend is not None:
+                gremlin_backend, self.gremlin_backend = self.gremlin_backend, None
+                await gremlin_backend.close()
             try:
                 if self.backend is not None:
                     backend, self.backend = self.backend, None
@@ -159,6 +169,7 @@ class ProxyServer:
         self.schema = schema
 
     async def _start_frontends(self) -> None:
+        await self._start_gremlin()
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -178,6 +189,60 @@ class ProxyServer:
             repairer=build_repairer(self.guard, self.config),
         )
         await self.bolt.start()
+
+    async def _start_gremlin(self) -> None:
+        """The Gremlin Server front on `[server] gremlin`, executing on `[backend] gremlin`
+        (a remote Gremlin Server, bytecode only) or the embedded graphersal."""
+        address = str(self.config.server["gremlin"])
+        if not address:
+            return
+        from proxy.frontends.gremlin_ws import GremlinFrontend
+
+        host, port = split_address(address, "server.gremlin")
+        self.gremlin_backend = await self._gremlin_backend()
+        # The Gremlin graph is not the Cypher backend's: its rules get its own catalog.
+        try:
+            schema: SchemaCatalog | None = SchemaCatalog.from_dict(
+                await self.gremlin_backend.schema(),
+                reciprocity_threshold=self.config.guard.reciprocity_threshold,
+            )
+        except Exception as exc:  # the security and limit rules still guard
+            log.warning("Gremlin schema discovery failed, Gremlin schema rules are off: %s", exc)
+            schema = None
+        guard = build_guard(
+            self.config, schema, extra_plugins=self.extra_plugins, skip_broken=True
+        )
+        self.gremlin = GremlinFrontend(
+            host,
+            port,
+            lambda text: guard.check(text, "gremlin"),
+            self.gremlin_backend.submit,
+            on_query=self.audit,
+        )
+        await self.gremlin.start()
+
+    async def _gremlin_backend(self) -> Any:
+        url = str(self.config.backend["gremlin"])
+        if url:
+            from proxy.backends.gremlin_remote import RemoteGremlinBackend
+
+            env = str(self.config.backend["gremlin_password_env"])
+            if env and env not in os.environ:
+                raise ConfigError(
+                    "backend.gremlin_password_env", f"environment variable {env} is not set"
+                )
+            return RemoteGremlinBackend(
+                url,
+                username=str(self.config.backend["gremlin_user"]),
+                password=os.environ.get(env, "") if env else "",
+            )
+        from proxy.backends.graphersal import GraphersalBackend
+
+        data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "graphersal"
+        data = [str(p) for p in self.config.backend["gremlin_data"]]
+        return await asyncio.to_thread(
+            GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
+        )
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """The backend's hook, followed by schema discovery in the first session that gets in
@@ -326,6 +391,12 @@ async def _serve(config: Config) -> int:
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
         print(f"query-guard schema: {server.schema_source}", flush=True)
+        if server.gremlin is not None:
+            print(
+                f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
+                f"/gremlin -> {server.gremlin_backend.description}",
+                flush=True,
+            )
         await stopping
         return 0
     finally:
