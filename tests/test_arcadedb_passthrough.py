@@ -4,6 +4,7 @@ session's first query; EXPLAIN is answered with ArcadeDB's plan and never execut
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -95,3 +96,27 @@ def test_a_discovery_account_discovers_at_start(
         assert server.schema is not None and {"Movie", "Person"} <= server.schema.labels
         assert server.schema_source == "discovered at start with the discovery account root"
         assert server.source is not None and server.source.note() is None
+
+
+@pytest.mark.parametrize("client", ["relay", "driver"])
+def test_both_bolt_clients_fetch_a_plan_without_running_the_statement(
+    arcadedb_server: Any, client: str
+) -> None:
+    from proxy.backends.base import collect
+    from proxy.backends.bolt import BoltBackend
+    from proxy.backends.bolt_relay import BoltRelayBackend
+
+    kind = BoltRelayBackend if client == "relay" else BoltBackend
+    backend = kind(arcadedb_server.url, arcadedb_server.auth, arcadedb_server.database)
+
+    async def go() -> tuple[Any, Any, list[list[Any]]]:
+        try:
+            read = await backend.explain("MATCH (p:Person {name: $name}) RETURN p", {})
+            write = await backend.explain("CREATE (:QgExplainProbe {n: 2})")
+            count = "MATCH (n:QgExplainProbe) RETURN count(n)"
+            return read, write, await collect(await backend.run(count, {}))
+        finally:
+            await backend.close()
+
+    read, write, rows = asyncio.run(go())
+    assert read["operatorType"] and write["operatorType"] and rows == [[0]]
