@@ -12,8 +12,8 @@ import pytest
 from neo4j import exceptions as nex
 
 from proxy.backends.falkordb import FalkorDBBackend, plan_tree
-from proxy.bolt.explain import explained_statement
 from proxy.config import parse_config
+from proxy.explain import explained_statement
 from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
 from tests.background_loop import BackgroundLoop

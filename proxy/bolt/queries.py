@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from proxy.backends.base import BackendError, BackendUnavailable, ResultStream
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
-from proxy.bolt.explain import answer_explain
 from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, raw_source
+from proxy.explain import answer_explain
 from proxy.model import Action, Finding, Verdict
 from proxy.repair import PEEK
 from proxy.repair_candidates import is_blank

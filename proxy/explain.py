@@ -2,7 +2,8 @@
 has no fields and no records; its summary carries the query type from the guard's own parse
 (`r`, `w`, `rw`, `s` — what clients such as neo4j-graphrag's Text2CypherRetriever check before
 running a query) and the backend's plan when the backend has a plan-only command (FalkorDB's
-`GRAPH.EXPLAIN`; Bolt upstreams get `EXPLAIN …`). Parameters need no values."""
+`GRAPH.EXPLAIN`; Bolt upstreams get `EXPLAIN …`). Parameters need no values. The fronts that
+answer whole results (`proxy.service`) answer an EXPLAIN with no rows, without a plan."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from proxy.backends.base import BackendError, ResultSummary
 from proxy.model import Verdict
 
-log = logging.getLogger("proxy.bolt")
+log = logging.getLogger(__name__)
 
 # the EXPLAIN keyword at the start of the judged text, after blanks and comments
 _EXPLAIN = re.compile(r"\A(?:\s+|//[^\n]*(?:\n|\Z)|/\*.*?\*/)*EXPLAIN\b\s*", re.I | re.S)
