@@ -22,6 +22,7 @@ from proxy.audit import AuditLog
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
+from proxy.metrics import Metrics, fan_out
 from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
@@ -77,6 +78,8 @@ class ProxyServer:
         self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
         self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
         self.http: Any = None  # HttpFrontend when [server] http is set
+        self.metrics = Metrics()
+        self.on_query: Callable[..., None] = self.metrics
 
     @property
     def bolt_port(self) -> int:
@@ -104,6 +107,7 @@ class ProxyServer:
                 str(self.config.audit["path"]),
                 include_parameters=bool(self.config.audit["include_parameters"]),
             )
+            self.on_query = fan_out(self.audit, self.metrics)
             self.backend = await self._start_backend()
             self.source = SchemaSource(self.config, self.backend, self._backend_auth_hook())
             self.schema = await self.source.load()
@@ -194,11 +198,13 @@ class ProxyServer:
             cypher_guard(self.guard, self.source.note if self.source else None),
             self.backend,
             advertised,
-            on_query=self.audit,
+            on_query=self.on_query,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
         )
         await self.bolt.start()
+        bolt_front = self.bolt
+        self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
 
     async def _start_gremlin(self) -> None:
         """The Gremlin Server front on `[server] gremlin` (see `proxy.gremlin_service`)."""
@@ -215,7 +221,7 @@ class ProxyServer:
         service = self.gremlin_service
         assert service is not None
         self.gremlin = GremlinFrontend(
-            host, port, service.check, service.backend.submit, on_query=self.audit
+            host, port, service.check, service.backend.submit, on_query=self.on_query
         )
         await self.gremlin.start()
 
@@ -233,10 +239,16 @@ class ProxyServer:
             self.guard,
             self.backend,
             repairer=build_repairer(self.guard, self.config),
-            on_query=self.audit,
+            on_query=self.on_query,
         )
         database = str(self.config.backend["database"]) or "neo4j"
-        self.http = HttpFrontend(host, port, service, database=database, ready=self._readiness)
+        from proxy.frontends.mcp import build_mcp
+
+        gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
+        self.http = HttpFrontend(
+            host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
+            mcp=build_mcp(service, gremlin=gremlin),
+        )  # fmt: skip
         await self.http.start()
 
     async def _readiness(self) -> dict[str, Any]:
