@@ -50,6 +50,8 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "credentials": ((str,), "passthrough"),
         "database": ((str,), ""),
         "client": ((str,), "relay"),
+        "discovery_user": ((str,), ""),
+        "discovery_password_env": ((str,), ""),
     },
     "guard": {
         "read_only": ((bool,), True),
@@ -76,6 +78,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "tier1": ((bool,), True),
         "grounding": ((bool,), True),
         "relaxation": ((bool,), True),
+        "speculative": ((str,), "suggest"),
     },
 }
 _FREE_TABLES = {"rules", "gremlin", "repair.llm"}
