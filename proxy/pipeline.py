@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,12 +40,15 @@ class Language:
     # the canonical text that leaves the proxy (DESIGN §1), from the judged parse and the edits
     # applied to its text since; raises ValueError when it cannot be printed unambiguously
     emit: Callable[[Any, Sequence[Edit]], str] | None = None
+    # (is it an EXPLAIN, Neo4j's query type) of a parse: Verdict.explain / query_type
+    statement: Callable[[Any], tuple[bool, str]] | None = None
 
 
 def _cypher_language() -> Language:
     from proxy.cypher.emit import emit_query
     from proxy.cypher.parser import CypherSyntaxError
     from proxy.cypher.query import CypherQuery
+    from proxy.cypher.statement import statement_facts
 
     def describe(exc: Exception, text: str) -> list[Finding]:
         assert isinstance(exc, CypherSyntaxError)
@@ -65,24 +68,20 @@ def _cypher_language() -> Language:
         ]
 
     return Language(
-        "cypher",
-        CypherQuery.parse,
-        (CypherSyntaxError,),
-        "guard_cypher",
-        describe,
-        "RETURN 1",
-        emit=emit_query,
-    )
+        "cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe, "RETURN 1",
+        emit=emit_query, statement=statement_facts,
+    )  # fmt: skip
 
 
-def default_languages() -> dict[str, Language]:
-    langs = {"cypher": _cypher_language()}
-    try:
-        from proxy.gremlin.language import gremlin_language
-    except ImportError:  # the Gremlin front end is optional at this layer
-        return langs
-    langs["gremlin"] = gremlin_language()
-    return langs
+def default_languages(sql_dialect: str = "postgres") -> dict[str, Language]:
+    from proxy.gremlin.language import gremlin_language
+    from proxy.sql.language import sql_language
+
+    return {
+        "cypher": _cypher_language(),
+        "gremlin": gremlin_language(),
+        "sql": sql_language(sql_dialect),
+    }
 
 
 class Guard:
@@ -97,7 +96,7 @@ class Guard:
     ) -> None:
         self.pm = pm
         self.ctx = ctx
-        self.languages = languages or default_languages()
+        self.languages = languages or default_languages(ctx.settings.sql_dialect)
         size = ctx.settings.cache_size if cache_size is None else cache_size
         self._cache: LRUCache[tuple[str, str], Verdict] | None = (
             LRUCache(maxsize=size) if size > 0 else None
@@ -161,7 +160,7 @@ class Guard:
             findings += self._call(lang.hook, {lang.argument: parsed, "ctx": self.ctx})
             latest = _map_findings(findings, history)
             if any(f.severity is Severity.ERROR for f in findings):
-                return self._verdict(original, text, kept, latest)
+                return self._verdict(original, text, kept, latest, _facts(lang, parsed))
             edits = _select_edits(findings)
             if not edits:
                 break
@@ -189,7 +188,8 @@ class Guard:
             kept += [f for f in latest if f.fix and _fix_in(f, edits)]
             history.append(edits)
             text = candidate
-        return self._verdict(original, text, kept, latest, lang, parsed, pending)
+        return self._verdict(original, text, kept, latest, _facts(lang, parsed), lang, parsed,
+                             pending)  # fmt: skip
 
     def _verdict(
         self,
@@ -197,13 +197,16 @@ class Guard:
         text: str,
         kept: list[Finding],
         latest: list[Finding],
+        facts: tuple[bool, str] = (False, ""),
         lang: Language | None = None,
         parsed: Any = None,
         pending: Sequence[Edit] = (),
     ) -> Verdict:
         findings = tuple(_dedupe([*kept, *latest]))
+        explain, query_type = facts
         if any(f.severity is Severity.ERROR for f in findings):
-            return Verdict(Action.BLOCK, original, findings, original)
+            return Verdict(Action.BLOCK, original, findings, original, explain=explain,
+                           query_type=query_type)  # fmt: skip
         forward = ""
         if lang is not None and lang.emit is not None and parsed is not None:
             try:
@@ -213,9 +216,11 @@ class Guard:
                 refusal = Finding(
                     "SEC.AMBIGUOUS_TEXT", Severity.ERROR, str(exc), (0, 0), rule="emit"
                 )
-                return Verdict(Action.BLOCK, original, (*findings, refusal), original)
+                return Verdict(Action.BLOCK, original, (*findings, refusal), original,
+                               explain=explain, query_type=query_type)  # fmt: skip
         action = Action.ALLOW if text == original else Action.REWRITE
-        return Verdict(action, text, findings, original, forward=forward)
+        return Verdict(action, text, findings, original, forward=forward, explain=explain,
+                       query_type=query_type)  # fmt: skip
 
     def _run_text_rules(self, text: str, language: str) -> list[Finding]:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})
@@ -250,6 +255,13 @@ class Guard:
 
 
 # ---------------------------------------------------------------- edits and spans
+
+
+def _facts(lang: Language, parsed: Any) -> tuple[bool, str]:
+    """(explain, query type) of the final parse (the rules' edits never change either)."""
+    if lang.statement is None or parsed is None:
+        return False, ""
+    return lang.statement(parsed)
 
 
 def _select_edits(findings: Iterable[Finding]) -> list[Edit]:
@@ -316,6 +328,7 @@ def build_guard(
     disable: Iterable[str] = (),
     extra_plugins: Iterable[object] = (),
     entry_points: bool = True,
+    skip_broken: bool = False,
 ) -> Guard:
     """A Guard from a validated `Config` (None: defaults), a schema catalog and plugin choices."""
     from proxy.config import parse_config
@@ -323,9 +336,29 @@ def build_guard(
 
     cfg = config if config is not None else parse_config({})
     pm = build_plugin_manager(
-        disable=[*cfg.guard.disable, *disable], extra=extra_plugins, entry_points=entry_points
+        disable=[*cfg.guard.disable, *disable],
+        extra=extra_plugins,
+        entry_points=entry_points,
+        skip_broken=skip_broken and cfg.guard.on_rule_error == "warn",
     )
     ctx = GuardContext(
-        schema=schema, settings=cfg.guard, rule_options=cfg.rules, gremlin=cfg.gremlin
+        schema=schema,
+        settings=cfg.guard,
+        rule_options=typed_rule_options(pm, cfg.rules),
+        gremlin=cfg.gremlin,
     )
     return Guard(pm, ctx)
+
+
+def typed_rule_options(
+    pm: pluggy.PluginManager, tables: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Mapping[str, Any]]:
+    """Each registered rule's `[rules.<name>]` table, validated and typed by its `OPTIONS`."""
+    from proxy.options import declared_options, resolve_options
+
+    out: dict[str, Mapping[str, Any]] = dict(tables)
+    for name, plugin in pm.list_name_plugin():
+        declared = declared_options(plugin)
+        if declared is not None:
+            out[name] = resolve_options(name, declared, tables.get(name, {}))
+    return out

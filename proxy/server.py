@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -21,11 +22,12 @@ from proxy.audit import AuditLog
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
-from proxy.model import Verdict
+from proxy.metrics import Metrics, fan_out
+from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
-from proxy.schema_refresh import SchemaRefresher
+from proxy.schema_source import SchemaSource
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +43,18 @@ def split_address(value: str, key: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
-    """The Bolt frontend's guard callable: every RUN is Cypher."""
+def cypher_guard(
+    guard: Guard, note: Callable[[], Finding | None] | None = None
+) -> Callable[[str, dict[str, Any]], Verdict]:
+    """The Bolt frontend's guard callable: every RUN is Cypher. `note` adds a finding to each
+    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema)."""
 
     def check(query: str, parameters: dict[str, Any]) -> Verdict:
-        return guard.check(query, "cypher")
+        verdict = guard.check(query, "cypher")
+        extra = note() if note is not None else None
+        if extra is None or verdict.blocked:
+            return verdict
+        return dataclasses.replace(verdict, findings=(*verdict.findings, extra))
 
     return check
 
@@ -53,8 +62,11 @@ def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
 class ProxyServer:
     """Start with `await start()`; `bolt_port` is known afterwards; `await close()` stops all."""
 
-    def __init__(self, config: Config, *, extra_plugins: tuple[object, ...] = ()) -> None:
+    def __init__(
+        self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True
+    ) -> None:
         self.config = config
+        self.listen = listen  # False: build backends and guards, open no listener (MCP stdio)
         self.extra_plugins = extra_plugins
         self.embedded: Any = None  # EmbeddedFalkorDB when no backend is configured
         self.backend: Any = None
@@ -62,7 +74,12 @@ class ProxyServer:
         self.schema: SchemaCatalog | None = None
         self.bolt: Any = None
         self.audit: AuditLog | None = None
-        self.refresher: SchemaRefresher | None = None
+        self.source: SchemaSource | None = None  # where the schema comes from, and when
+        self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
+        self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
+        self.http: Any = None  # HttpFrontend when [server] http is set
+        self.metrics = Metrics()
+        self.on_query: Callable[..., None] = self.metrics
 
     @property
     def bolt_port(self) -> int:
@@ -72,6 +89,11 @@ class ProxyServer:
     def bolt_address(self) -> str:
         """Where clients connect (`host:port`, the real port when the config said 0)."""
         return f"{self.bolt.host}:{self.bolt.port}"
+
+    @property
+    def schema_source(self) -> str:
+        """How the schema was (or will be) obtained (`serve` prints it)."""
+        return self.source.description if self.source is not None else ""
 
     @property
     def backend_description(self) -> str:
@@ -85,11 +107,16 @@ class ProxyServer:
                 str(self.config.audit["path"]),
                 include_parameters=bool(self.config.audit["include_parameters"]),
             )
+            self.on_query = fan_out(self.audit, self.metrics)
             self.backend = await self._start_backend()
-            self.schema = await self._load_schema()
-            self.guard = build_guard(self.config, self.schema, extra_plugins=self.extra_plugins)
+            self.source = SchemaSource(self.config, self.backend, self._backend_auth_hook())
+            self.schema = await self.source.load()
+            self.guard = build_guard(
+                self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
+            )
             self.guard.warm_up()  # the first client query must not pay for building parsers
-            self._start_schema_refresh()
+            self.source.start(self.guard, self._found_schema)
+            log.info("schema: %s", self.schema_source)
             await self._start_frontends()
         except BaseException:
             await self.close()
@@ -99,13 +126,21 @@ class ProxyServer:
         """Stop listening, then the backend, then the embedded database (each step runs even
         when an earlier one fails)."""
         try:
-            if self.refresher is not None:
-                refresher, self.refresher = self.refresher, None
-                await refresher.close()
+            if self.source is not None:
+                await self.source.close()
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
+            if self.gremlin is not None:
+                gremlin, self.gremlin = self.gremlin, None
+                await gremlin.close()
+            if self.http is not None:
+                http, self.http = self.http, None
+                await http.close()
         finally:
+            if self.gremlin_service is not None:
+                gremlin_service, self.gremlin_service = self.gremlin_service, None
+                await gremlin_service.close()
             try:
                 if self.backend is not None:
                     backend, self.backend = self.backend, None
@@ -141,39 +176,14 @@ class ProxyServer:
         await backend.start()
         return backend
 
-    async def _load_schema(self) -> SchemaCatalog | None:
-        threshold = self.config.guard.reciprocity_threshold
-        path = str(self.config.guard_raw["schema"])
-        if path:
-            return SchemaCatalog.load(path, reciprocity_threshold=threshold)
-        if not self.config.guard_raw["discover_schema"]:
-            return None
-        from proxy.discovery import discover_schema
-
-        try:
-            data = await discover_schema(self.backend, reciprocity_threshold=threshold)
-        except Exception as exc:  # a proxy without a schema still guards security and limits
-            log.warning("schema discovery failed, schema rules are off: %s", exc)
-            return None
-        return SchemaCatalog.from_dict(data, reciprocity_threshold=threshold)
-
-    def _start_schema_refresh(self) -> None:
-        """Re-discover a discovered schema every `guard.schema_ttl_seconds` (0: never)."""
-        ttl = int(self.config.guard_raw["schema_ttl_seconds"])
-        if self.schema is None or self.config.guard_raw["schema"] or ttl <= 0:
-            return
-        from proxy.discovery import discover_schema
-
-        backend, threshold = self.backend, self.config.guard.reciprocity_threshold
-        assert self.guard is not None
-
-        async def discover() -> dict[str, Any]:
-            return await discover_schema(backend, reciprocity_threshold=threshold)
-
-        self.refresher = SchemaRefresher(self.guard, discover, ttl, threshold)
-        self.refresher.start()
+    def _found_schema(self, schema: SchemaCatalog) -> None:
+        self.schema = schema
 
     async def _start_frontends(self) -> None:
+        await self._start_gremlin()
+        if not self.listen:
+            return
+        await self._start_http()
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -185,16 +195,81 @@ class ProxyServer:
         self.bolt = BoltFrontend(
             host,
             port,
-            cypher_guard(self.guard),
+            cypher_guard(self.guard, self.source.note if self.source else None),
             self.backend,
             advertised,
-            on_query=self.audit,
+            on_query=self.on_query,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
         )
         await self.bolt.start()
+        bolt_front = self.bolt
+        self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
+
+    async def _start_gremlin(self) -> None:
+        """The Gremlin Server front on `[server] gremlin` (see `proxy.gremlin_service`)."""
+        address = str(self.config.server["gremlin"])
+        if address or str(self.config.backend["gremlin"]):
+            from proxy.gremlin_service import GremlinService
+
+            self.gremlin_service = await GremlinService.create(self.config, self.extra_plugins)
+        if not address or not self.listen:
+            return
+        from proxy.frontends.gremlin_ws import GremlinFrontend
+
+        host, port = split_address(address, "server.gremlin")
+        service = self.gremlin_service
+        assert service is not None
+        self.gremlin = GremlinFrontend(
+            host, port, service.check, service.backend.submit, on_query=self.on_query
+        )
+        await self.gremlin.start()
+
+    async def _start_http(self) -> None:
+        """Neo4j's Query API v2, the legacy tx endpoint and the guard API on `[server] http`."""
+        address = str(self.config.server["http"])
+        if not address:
+            return
+        from proxy.frontends.http import HttpFrontend
+        from proxy.service import QueryService
+
+        assert self.guard is not None
+        host, port = split_address(address, "server.http")
+        service = QueryService(
+            self.guard,
+            self.backend,
+            repairer=build_repairer(self.guard, self.config),
+            on_query=self.on_query,
+        )
+        database = str(self.config.backend["database"]) or "neo4j"
+        from proxy.frontends.mcp import build_mcp
+
+        gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
+        self.http = HttpFrontend(
+            host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
+            mcp=build_mcp(service, gremlin=gremlin),
+        )  # fmt: skip
+        await self.http.start()
+
+    async def _readiness(self) -> dict[str, Any]:
+        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded."""
+        try:
+            stream = await self.backend.run("RETURN 1", {}, None)
+            await stream.fetch(-1)
+            backend = True
+        except Exception as exc:
+            log.warning("readiness probe failed: %s", exc)
+            backend = False
+        schema = self.guard is not None and self.guard.ctx.schema is not None
+        return {"backend": backend, "schema": schema}
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
+        """The backend's hook, followed by schema discovery in the first session that gets in
+        while the schema waits for a client's credentials (`SchemaSource`)."""
+        check = self._backend_auth_hook()
+        return self.source.wrap_authenticate(check) if self.source is not None else check
+
+    def _backend_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
         backend also checks them upstream at LOGON)."""
         if not getattr(self.backend, "passthrough", False):
@@ -334,6 +409,16 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        print(f"query-guard schema: {server.schema_source}", flush=True)
+        if server.http is not None:
+            print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
+                  flush=True)  # fmt: skip
+        if server.gremlin is not None:
+            print(
+                f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
+                f"/gremlin -> {server.gremlin_service.backend.description}",
+                flush=True,
+            )
         await stopping
         return 0
     finally:
