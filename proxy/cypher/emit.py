@@ -169,13 +169,23 @@ def _needs_space(kind_a: str, a: str, kind_b: str, b: str) -> bool:
 
 
 def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
-    """Join (token type, canonical text) pairs with the fewest safe spaces."""
+    """Join (token type, canonical text) pairs with the fewest safe spaces (plus the few a
+    reader expects: `(n:Person {name: 'x'})`, `) RETURN`, `a, b`)."""
     out: list[str] = []
     prev_kind, prev = "", ""
+    braces: list[str] = []  # open brackets, innermost last: a map's `:` gets a space
     for kind, text in pieces:
-        if prev and _needs_space(prev_kind, prev, kind, text):
+        if prev and (
+            _needs_space(prev_kind, prev, kind, text)
+            or (text == "{" and _wordy(prev[-1]))
+            or (prev == ":" and braces[-1:] == ["{"])
+        ):
             out.append(" ")
         out.append(text)
+        if text in ("(", "[", "{", "-[", "<-["):
+            braces.append(text[-1])
+        elif text in (")", "]", "}") and braces:
+            braces.pop()
         prev_kind, prev = kind, text
     return "".join(out)
 
