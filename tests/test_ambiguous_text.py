@@ -127,4 +127,4 @@ def test_comment_laden_escaped_read_returns_the_plain_rows(driver: neo4j.Driver)
     assert _rows(driver, dressed, {}) == expected
     forward = build_guard().check(dressed).forward
     assert "//" not in forward and "/*" not in forward and "\n" not in forward
-    assert "m.title='The Matrix' OR m.title='The \\'Matrix\\''" in forward
+    assert "m.title = 'The Matrix' OR m.title = 'The \\'Matrix\\''" in forward

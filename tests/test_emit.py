@@ -54,9 +54,9 @@ def outside_literals(text: str) -> str:
         ("RETURN 'caf\\u00e9' AS s", "RETURN 'café' AS s"),
         ("RETURN 'a\\tb\\\\c' AS s", "RETURN 'a\\tb\\\\c' AS s"),
         ("MATCH (n:`We``ird label`) RETURN n", "MATCH (n:`We``ird label`) RETURN n"),
-        ("MATCH (n) WHERE n.x != 1 RETURN n", "MATCH (n) WHERE n.x<>1 RETURN n"),
+        ("MATCH (n) WHERE n.x != 1 RETURN n", "MATCH (n) WHERE n.x <> 1 RETURN n"),
         ("RETURN 017 AS octal, 0x1F AS hex", "RETURN 15 AS octal, 31 AS hex"),
-        ("RETURN 1 - -1 AS x, 2 < -1 AS y", "RETURN 1- -1 AS x, 2< -1 AS y"),
+        ("RETURN 1 - -1 AS x, 2 < -1 AS y", "RETURN 1- -1 AS x, 2 < -1 AS y"),
     ],
 )
 def test_emission_examples(source: str, expected: str) -> None:

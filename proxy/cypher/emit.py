@@ -12,7 +12,7 @@ control characters); names in backticks are re-quoted with doubled backticks; `-
 
     MATCH (m:Movie) // note
       WHERE m.title = "caf\u00e9 \"Au Lait\"" RETURN m
-    -> MATCH (m:Movie) WHERE m.title='café "Au Lait"' RETURN m
+    -> MATCH (m:Movie) WHERE m.title = 'café "Au Lait"' RETURN m
 
 `emit_query` refuses (AmbiguousText) in the rare case where dropping a comment or an unusual
 whitespace character between two tokens would let them lex differently; it checks that case
@@ -70,6 +70,9 @@ _SPLICE_SAFE = re.compile(r"[A-Za-z0-9_ ]+")
 _SAFE_GAP = re.compile(r"[ \t\r\n]*")
 _OPERATOR_CHARS = frozenset("-<>=!~+*/%^.|&:?")
 _NUMBERS = frozenset({"INTEGER", "FLOAT"})
+_COMPARISONS = frozenset(
+    {"EQ", "NEQ", "NEQ_BANG", "LT", "GT", "LE", "GE", "REGEX_MATCH", "PLUS_EQ"}
+)
 _CLAUSE_WORDS = frozenset(
     [
         "MATCH",
@@ -170,7 +173,7 @@ def _needs_space(kind_a: str, a: str, kind_b: str, b: str) -> bool:
 
 def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
     """Join (token type, canonical text) pairs with the fewest safe spaces (plus the few a
-    reader expects: `(n:Person {name: 'x'})`, `) RETURN`, `a, b`)."""
+    reader expects: `(n:Person {name: 'x'})`, `) RETURN`, `a, b`, `a.x = 1`)."""
     out: list[str] = []
     prev_kind, prev = "", ""
     braces: list[str] = []  # open brackets, innermost last: a map's `:` gets a space
@@ -179,6 +182,8 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
             _needs_space(prev_kind, prev, kind, text)
             or (text == "{" and _wordy(prev[-1]))
             or (prev == ":" and braces[-1:] == ["{"])
+            or kind in _COMPARISONS
+            or prev_kind in _COMPARISONS
         ):
             out.append(" ")
         out.append(text)
