@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+from proxy.compat.served import answered
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
@@ -66,10 +67,12 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     if settings.read_only:
         for node in query.find(*_WRITES, ast.CallSubquery, ast.SchemaCommand):
             message = _write_message(node)
-            if message:
+            if message and not answered(query, node, ctx):
                 findings.append(Finding("SEC.WRITE", Severity.ERROR, message, node.span))
     for node in query.find(ast.CallProcedure, ast.FunctionCall):
-        if isinstance(node, ast.CallProcedure) and not _listed(node.name, allowed):
+        if isinstance(node, ast.CallProcedure) and not (
+            _listed(node.name, allowed) or answered(query, node, ctx)
+        ):
             findings.append(
                 Finding(
                     "SEC.PROCEDURE",

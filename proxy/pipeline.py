@@ -293,7 +293,13 @@ def build_guard(
     pm = build_plugin_manager(
         disable=[*cfg.guard.disable, *disable], extra=extra_plugins, entry_points=entry_points
     )
+    from proxy.compat.procedures import SERVED_PROCEDURES
+    from proxy.compat.served import dialect_of
+
+    serving = cfg.compat.procedures == "proxy" and not pm.is_blocked("compat_procedures")
     ctx = GuardContext(
-        schema=schema, settings=cfg.guard, rule_options=cfg.rules, gremlin=cfg.gremlin
-    )
+        schema=schema, settings=cfg.guard, rule_options=cfg.rules, gremlin=cfg.gremlin,
+        served_procedures=SERVED_PROCEDURES if serving else frozenset(),
+        compat=cfg.compat, dialect=dialect_of(str(cfg.backend.get("cypher", ""))),
+    )  # fmt: skip
     return Guard(pm, ctx)
