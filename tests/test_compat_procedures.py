@@ -1,0 +1,380 @@
+"""Proxy-answered system procedures: the exact introspection statements LLM-app libraries send
+(langchain-neo4j `Neo4jGraph`, neo4j-graphrag `get_schema`, llama-index
+`Neo4jPropertyGraphStore`, mcp-neo4j-cypher) run through the Bolt proxy with the real neo4j
+driver — on the embedded FalkorDB and on ArcadeDB — and return rows shaped the way those
+libraries read them, equal to the schema the proxy discovered (what `query-guard schema`
+prints)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import neo4j
+import pytest
+from neo4j import exceptions as nex
+
+from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
+from proxy.config import parse_config
+from proxy.cypher import ast
+from proxy.cypher.query import CypherQuery
+from proxy.discovery import discover_from_uri
+from proxy.pipeline import build_guard
+from proxy.schema import SchemaCatalog
+from proxy.server import ProxyThread
+
+# --- what the libraries send (neo4j-graphrag 1.x / langchain-neo4j, llama-index, mcp) -------
+
+NODE_PROPS = (
+    "CALL apoc.meta.data({sample: $SAMPLE}) YIELD label, other, elementType, type, property "
+    "WHERE NOT type = 'RELATIONSHIP' AND elementType = 'node' AND NOT label IN $EXCLUDED_LABELS "
+    "WITH label AS nodeLabel, collect({property:property, type:type}) AS properties "
+    "RETURN {label: nodeLabel, properties: properties} AS output"
+)
+REL_PROPS = (
+    "CALL apoc.meta.data({sample: $SAMPLE}) YIELD label, other, elementType, type, property "
+    "WHERE NOT type = 'RELATIONSHIP' AND elementType = 'relationship' "
+    "AND NOT label in $EXCLUDED_LABELS "
+    "WITH label AS relType, collect({property:property, type:type}) AS properties "
+    "RETURN {type: relType, properties: properties} AS output"
+)
+PATTERNS = (
+    "CALL apoc.meta.data({sample: $SAMPLE}) YIELD label, other, elementType, type, property "
+    "WHERE type = 'RELATIONSHIP' AND elementType = 'node' "
+    "UNWIND other AS other_node WITH * WHERE NOT label IN $EXCLUDED_LABELS "
+    "AND NOT other_node IN $EXCLUDED_LABELS "
+    "RETURN {start: label, type: property, end: toString(other_node)} AS output"
+)
+LLAMA_NODE_PROPS = """
+CALL apoc.meta.data($config)
+YIELD label, other, elementType, type, property
+WHERE NOT type = "RELATIONSHIP" AND elementType = "node"
+  AND NOT label IN $EXCLUDED_LABELS
+WITH label AS nodeLabels, collect({property:property, type:type}) AS properties
+RETURN {labels: nodeLabels, properties: properties} AS output
+"""
+LLAMA_REL_PROPS = """
+CALL apoc.meta.data($config)
+YIELD label, other, elementType, type, property
+WHERE NOT type = "RELATIONSHIP" AND elementType = "relationship"
+      AND NOT label in $EXCLUDED_LABELS
+WITH label AS nodeLabels, collect({property:property, type:type}) AS properties
+RETURN {type: nodeLabels, properties: properties} AS output
+"""
+LLAMA_PATTERNS = """
+CALL apoc.meta.data($config)
+YIELD label, other, elementType, type, property
+WHERE type = "RELATIONSHIP" AND elementType = "node"
+UNWIND other AS other_node
+WITH * WHERE NOT label IN $EXCLUDED_LABELS
+    AND NOT other_node IN $EXCLUDED_LABELS
+RETURN {start: label, type: property, end: toString(other_node)} AS output
+"""
+SHOW_CONSTRAINTS = "SHOW CONSTRAINTS"
+SCHEMA_NODES = (
+    "CALL apoc.schema.nodes() YIELD label, properties, type, size, valuesSelectivity "
+    "WHERE type = 'RANGE' RETURN *, size * valuesSelectivity as distinctValues"
+)
+META_GRAPH = (
+    "CALL apoc.meta.graph({sample: 1000, maxRels: 100}) YIELD nodes, relationships "
+    "RETURN nodes, [rel in relationships | {name:apoc.any.property(rel, 'type'), "
+    "count: apoc.any.property(rel, 'count')}] AS relationships"
+)
+META_SUBGRAPH = (
+    "CALL apoc.meta.subGraph({}) YIELD nodes, relationships "
+    "RETURN nodes, [rel in relationships | {name:apoc.any.property(rel, 'type'), "
+    "count: apoc.any.property(rel, 'count')}] AS relationships"
+)
+META_SCHEMA = "CALL apoc.meta.schema({sample: None}) YIELD value RETURN value"
+COMPONENTS = "CALL dbms.components()"
+
+LIBRARY_STATEMENTS = [
+    NODE_PROPS, REL_PROPS, PATTERNS, LLAMA_NODE_PROPS, LLAMA_REL_PROPS, LLAMA_PATTERNS,
+    SHOW_CONSTRAINTS, SCHEMA_NODES, META_GRAPH, META_SUBGRAPH, META_SCHEMA, COMPONENTS,
+]  # fmt: skip
+EXCLUDED = ["_Bloom_Perspective_", "_Bloom_Scene_"]
+PARAMS = {"SAMPLE": 1000, "EXCLUDED_LABELS": EXCLUDED, "config": {"sample": 1000}}
+
+# --------------------------------------------------------------------------- unit
+
+
+def _returned(text: str) -> list[str]:
+    """The column names of the statement's final RETURN (None for `RETURN *`)."""
+    single = CypherQuery.parse(text).script.statements[0]
+    assert isinstance(single, ast.SingleQuery)
+    last = single.clauses[-1]
+    assert isinstance(last, ast.Return)
+    return [
+        (i.alias.name if i.alias else CypherQuery.parse(text).source(i.expr)) for i in last.items
+    ]
+
+
+@pytest.fixture(scope="module")
+def typed_schema() -> SchemaCatalog:
+    return SchemaCatalog.from_dict(
+        {
+            "nodes": {"Person": ["name", "born"], "Movie": ["title"]},
+            "relationships": [
+                {"start": "Person", "type": "ACTED_IN", "end": "Movie", "properties": ["roles"]}
+            ],
+            "property_types": {
+                "nodes": {"Person": {"name": "STRING", "born": "INTEGER"}},
+                "relationships": {"ACTED_IN": {"roles": "LIST"}},
+            },
+            "counts": {"nodes": {"Person": 3, "Movie": 2}, "relationships": {"ACTED_IN": 4}},
+        }
+    )
+
+
+@pytest.mark.parametrize("statement", LIBRARY_STATEMENTS)
+def test_library_statement_is_answered_as_a_query_that_parses(
+    statement: str, typed_schema: SchemaCatalog
+) -> None:
+    verdict = build_guard(None, typed_schema, entry_points=False).check(statement)
+    assert not verdict.blocked, verdict.findings
+    assert "COMPAT.PROCEDURE" in verdict.codes
+    rewritten = CypherQuery.parse(verdict.query)
+    assert not list(rewritten.find(ast.CallProcedure))
+    assert "apoc." not in verdict.query
+    if " RETURN " in statement.replace("\n", " "):
+        assert _returned(verdict.query.removesuffix(" LIMIT 1000")) == _returned(statement)
+
+
+def test_procedures_pass_through_when_the_backend_serves_them() -> None:
+    config = parse_config(
+        {"compat": {"procedures": "backend"}, "guard": {"allowed_procedures": ["apoc.meta.*"]}}
+    )
+    verdict = build_guard(config, None, entry_points=False).check(META_SCHEMA)
+    assert "COMPAT.PROCEDURE" not in verdict.codes
+    assert "CALL apoc.meta.schema" in verdict.query
+    refused = build_guard(parse_config({"compat": {"procedures": "backend"}}), None).check(
+        COMPONENTS
+    )
+    assert refused.blocked and "SEC.PROCEDURE" in refused.codes
+
+
+def test_disabling_the_rule_stops_serving() -> None:
+    verdict = build_guard(None, None, disable=["compat_procedures"]).check(COMPONENTS)
+    assert verdict.blocked and "SEC.PROCEDURE" in verdict.codes
+
+
+def test_schema_statements_are_refused_by_default_and_acknowledged_on_request() -> None:
+    statement = "CREATE CONSTRAINT IF NOT EXISTS FOR (n:`__Node__`) REQUIRE n.id IS UNIQUE"
+    refused = build_guard(None, None).check(statement)
+    assert refused.blocked and "SEC.WRITE" in refused.codes
+    assert "read-only" in refused.findings[0].message
+    config = parse_config({"compat": {"schema_statements": "acknowledge"}})
+    acknowledged = build_guard(config, None).check(statement)
+    assert not acknowledged.blocked
+    assert "COMPAT.SCHEMA_STATEMENT" in acknowledged.codes
+    assert "CONSTRAINT" not in acknowledged.query
+    # not idempotent: still a schema command, still refused
+    assert build_guard(config, None).check(statement.replace(" IF NOT EXISTS", "")).blocked
+
+
+def test_compat_config_values_are_checked() -> None:
+    from proxy.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"compat\.procedures"):
+        parse_config({"compat": {"procedures": "sometimes"}})
+
+
+def test_old_schema_files_load_and_new_ones_round_trip(typed_schema: SchemaCatalog) -> None:
+    old = SchemaCatalog.from_dict({"nodes": {"Person": ["name"]}, "relationships": []})
+    assert old.property_type("Person", "name") == "ANY"
+    assert "property_types" not in old.to_dict()
+    again = SchemaCatalog.from_dict(typed_schema.to_dict())
+    assert again.to_dict() == typed_schema.to_dict()
+    assert again.property_type("ACTED_IN", "roles", relationship=True) == "LIST"
+    assert again.node_counts == {"Movie": 2, "Person": 3}
+
+
+def test_discovery_reports_property_types_and_counts(movies_url: str) -> None:
+    schema = asyncio.run(discover_from_uri(movies_url))
+    assert schema["property_types"]["nodes"]["Person"] == {"born": "INTEGER", "name": "STRING"}
+    assert schema["property_types"]["relationships"]["ACTED_IN"] == {"roles": "LIST"}
+    assert schema["counts"]["nodes"] == {"Movie": 38, "Person": 133}
+    assert sum(schema["counts"]["relationships"].values()) == 253
+
+
+# --------------------------------------------------------------------------- end to end
+
+_ARCADEDB = unavailable_reason()
+
+
+@pytest.fixture(scope="module", params=["falkordb", "arcadedb"])
+def proxy(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ProxyThread]:
+    tmp = tmp_path_factory.mktemp(f"compat-{request.param}")
+    table: dict[str, Any] = {
+        "server": {"bolt": "127.0.0.1:0", "data_dir": str(tmp)},
+        "audit": {"path": str(tmp / "audit.jsonl")},
+    }
+    if request.param == "falkordb":
+        with ProxyThread(parse_config(table)) as running:
+            yield running
+        return
+    if _ARCADEDB is not None:
+        pytest.skip(f"ArcadeDB cannot run here: {_ARCADEDB}")
+    server = ArcadeDBServer(Path(tmp) / "arcadedb")
+    server.start()
+    try:
+        table["backend"] = {
+            "cypher": server.url,
+            "database": server.database,
+            "credentials": "configured",
+            "user": "root",
+            "password_env": "QG_TEST_COMPAT_ARCADEDB_PASSWORD",
+        }
+        import os
+
+        os.environ["QG_TEST_COMPAT_ARCADEDB_PASSWORD"] = server.root_password
+        with ProxyThread(parse_config(table)) as running:
+            yield running
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def driver(proxy: ProxyThread) -> Iterator[neo4j.Driver]:
+    with neo4j.GraphDatabase.driver(f"bolt://{proxy.address}", auth=("neo4j", "x")) as drv:
+        yield drv
+
+
+@pytest.fixture(scope="module")
+def catalog(proxy: ProxyThread) -> SchemaCatalog:
+    schema = proxy.server.schema
+    assert schema is not None and schema.node_property_types, "discovery found no types"
+    return schema
+
+
+def run(driver: neo4j.Driver, query: str) -> tuple[list[str], list[dict[str, Any]]]:
+    with driver.session() as session:
+        result = session.run(query, PARAMS)
+        records = [r.data() for r in result]
+        return list(result.keys()), records
+
+
+def _props(rows: list[dict[str, Any]], key: str) -> dict[str, set[tuple[str, str]]]:
+    return {
+        r["output"][key]: {(p["property"], p["type"]) for p in r["output"]["properties"]}
+        for r in rows
+    }
+
+
+@pytest.mark.parametrize(("query", "key"), [(NODE_PROPS, "label"), (LLAMA_NODE_PROPS, "labels")])
+def test_node_properties_with_types(
+    driver: neo4j.Driver, catalog: SchemaCatalog, query: str, key: str
+) -> None:
+    _, rows = run(driver, query)
+    got = _props(rows, key)
+    assert got["Person"] == {("name", "STRING"), ("born", "INTEGER")}
+    assert got == {
+        label: set(types.items()) for label, types in catalog.node_property_types.items() if types
+    }
+
+
+@pytest.mark.parametrize("query", [REL_PROPS, LLAMA_REL_PROPS])
+def test_relationship_properties_with_types(
+    driver: neo4j.Driver, catalog: SchemaCatalog, query: str
+) -> None:
+    _, rows = run(driver, query)
+    got = _props(rows, "type")
+    assert got["ACTED_IN"] == {("roles", "LIST")}
+    assert got == {
+        t: set(types.items()) for t, types in catalog.relationship_property_types.items() if types
+    }
+
+
+@pytest.mark.parametrize("query", [PATTERNS, LLAMA_PATTERNS])
+def test_relationship_patterns_equal_the_schema(
+    driver: neo4j.Driver, catalog: SchemaCatalog, query: str
+) -> None:
+    _, rows = run(driver, query)
+    got = [(r["output"]["start"], r["output"]["type"], r["output"]["end"]) for r in rows]
+    assert sorted(got) == sorted({(r.start, r.type, r.end) for r in catalog.relationships})
+    assert ("Person", "ACTED_IN", "Movie") in got
+
+
+def test_show_constraints_and_schema_nodes_answer_with_no_rows(
+    proxy: ProxyThread, driver: neo4j.Driver
+) -> None:
+    # ArcadeDB names no columns of an empty result; FalkorDB names them all
+    named = proxy.server.config.backend["cypher"] == ""
+    keys, rows = run(driver, SHOW_CONSTRAINTS)
+    assert rows == []
+    assert keys[:3] == (["id", "name", "type"] if named else [])
+    keys, rows = run(driver, SCHEMA_NODES)
+    assert rows == []
+    wanted = {"label", "properties", "type", "size", "valuesSelectivity", "distinctValues"}
+    assert set(keys) == (wanted if named else set())
+
+
+@pytest.mark.parametrize("query", [META_GRAPH, META_SUBGRAPH])
+def test_meta_graph_counts(driver: neo4j.Driver, catalog: SchemaCatalog, query: str) -> None:
+    _, rows = run(driver, query)
+    assert len(rows) == 1
+    counts = {r["name"]: r["count"] for r in rows[0]["relationships"]}
+    assert counts == dict(catalog.relationship_counts)
+    assert {n["name"] for n in rows[0]["nodes"]} == set(catalog.labels)
+
+
+def test_meta_schema_value(driver: neo4j.Driver, catalog: SchemaCatalog) -> None:
+    _, rows = run(driver, META_SCHEMA)
+    value = rows[0]["value"]
+    person = value["Person"]
+    assert person["type"] == "node"
+    assert person["count"] == catalog.node_counts["Person"]
+    assert person["properties"]["born"]["type"] == "INTEGER"
+    assert person["relationships"]["ACTED_IN"]["direction"] == "out"
+    assert person["relationships"]["ACTED_IN"]["labels"] == ["Movie"]
+    assert value["Movie"]["relationships"]["ACTED_IN"]["direction"] == "in"
+    assert value["ACTED_IN"]["type"] == "relationship"
+    assert value["ACTED_IN"]["properties"]["roles"]["type"] == "LIST"
+
+
+def test_dbms_components_reports_a_recent_neo4j(driver: neo4j.Driver) -> None:
+    keys, rows = run(driver, COMPONENTS)
+    assert keys == ["name", "versions", "edition"]
+    major, minor, *_ = (int(x) for x in rows[0]["versions"][0].split("."))
+    assert (major, minor) >= (5, 18)
+
+
+def test_db_procedures_with_yield_where_and_standalone(
+    driver: neo4j.Driver, catalog: SchemaCatalog
+) -> None:
+    _, rows = run(driver, "CALL db.labels() YIELD label WHERE label <> 'Movie' RETURN label")
+    assert [r["label"] for r in rows] == sorted(catalog.labels - {"Movie"})
+    _, rows = run(driver, "CALL db.relationshipTypes()")
+    assert {r["relationshipType"] for r in rows} == set(catalog.relationship_types)
+    _, rows = run(driver, "CALL db.propertyKeys() YIELD propertyKey AS k RETURN collect(k) AS ks")
+    assert {"name", "born", "title", "roles"} <= set(rows[0]["ks"])
+    _, rows = run(driver, "CALL db.schema.nodeTypeProperties() YIELD nodeType, propertyName, "
+                          "propertyTypes WHERE propertyName = 'born' RETURN *")  # fmt: skip
+    assert rows == [{"nodeType": ":`Person`", "propertyName": "born", "propertyTypes": ["Long"]}]
+    _, rows = run(driver, "CALL apoc.meta.stats() YIELD relCount, labels RETURN relCount, labels")
+    assert rows[0]["relCount"] == sum(catalog.relationship_counts.values())
+    assert rows[0]["labels"] == dict(catalog.node_counts)
+
+
+def test_unknown_yield_column_is_refused_with_the_columns(driver: neo4j.Driver) -> None:
+    with pytest.raises(nex.ClientError, match="relationshipType"):
+        run(driver, "CALL db.relationshipTypes() YIELD type RETURN type")
+
+
+def test_falkordb_dialect_shims(proxy: ProxyThread, driver: neo4j.Driver) -> None:
+    query = (
+        "MATCH (p:Person {name: 'Keanu Reeves'}) "
+        "CALL (p) { MATCH (p)-[:ACTED_IN]->(m:Movie) RETURN count(m) AS films } "
+        "RETURN elementId(p) AS id, films"
+    )
+    if proxy.server.config.backend["cypher"] != "":
+        pytest.skip("the shims apply to FalkorDB only")
+    _, rows = run(driver, query)
+    with driver.session() as session:
+        record = session.run("MATCH (p:Person {name: 'Keanu Reeves'}) RETURN p").single()
+    assert record is not None
+    assert rows == [{"id": record["p"].element_id, "films": 7}]
