@@ -7,7 +7,7 @@ prints)."""
 
 from __future__ import annotations
 
-import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,10 @@ import pytest
 from neo4j import exceptions as nex
 
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
+from proxy.cli import main
 from proxy.config import parse_config
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
-from proxy.discovery import discover_from_uri
 from proxy.pipeline import build_guard
 from proxy.schema import SchemaCatalog
 from proxy.server import ProxyThread
@@ -191,12 +191,15 @@ def test_old_schema_files_load_and_new_ones_round_trip(typed_schema: SchemaCatal
     assert again.node_counts == {"Movie": 2, "Person": 3}
 
 
-def test_discovery_reports_property_types_and_counts(movies_url: str) -> None:
-    schema = asyncio.run(discover_from_uri(movies_url))
+def test_schema_command_prints_property_types_and_counts(movies_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "schema.json"
+    assert main(["schema", "--uri", movies_url, "--out", str(out)]) == 0
+    schema = json.loads(out.read_text())
     assert schema["property_types"]["nodes"]["Person"] == {"born": "INTEGER", "name": "STRING"}
     assert schema["property_types"]["relationships"]["ACTED_IN"] == {"roles": "LIST"}
     assert schema["counts"]["nodes"] == {"Movie": 38, "Person": 133}
     assert sum(schema["counts"]["relationships"].values()) == 253
+    assert SchemaCatalog.load(out).property_type("Movie", "title") == "STRING"
 
 
 # --------------------------------------------------------------------------- end to end
@@ -358,6 +361,32 @@ def test_db_procedures_with_yield_where_and_standalone(
     _, rows = run(driver, "CALL apoc.meta.stats() YIELD relCount, labels RETURN relCount, labels")
     assert rows[0]["relCount"] == sum(catalog.relationship_counts.values())
     assert rows[0]["labels"] == dict(catalog.node_counts)
+
+
+def test_a_call_after_match_runs_once_per_row(driver: neo4j.Driver, catalog: SchemaCatalog) -> None:
+    _, rows = run(
+        driver, "MATCH (m:Movie) CALL db.labels() YIELD label RETURN count(*) AS n, count(m) AS m"
+    )
+    movies = catalog.node_counts["Movie"]
+    assert rows == [{"n": movies * len(catalog.labels), "m": movies * len(catalog.labels)}]
+
+
+def test_enhanced_schema_value_sampling_runs(driver: neo4j.Driver) -> None:
+    """langchain's enhanced schema samples each label's values with plain Cypher."""
+    query = (
+        "MATCH (n:`Person`)\n"
+        "WITH collect(distinct substring(toString(n.`name`), 0, 50)) AS `name_values`,\n"
+        "     min(n.`born`) AS `born_min`,\n     max(n.`born`) AS `born_max`,\n"
+        "     count(distinct n.`born`) AS `born_distinct`\n"
+        "RETURN {`name`: {values: `name_values`[..10], distinct_count: size(`name_values`)}, "
+        "`born`: {min: toString(`born_min`), max: toString(`born_max`), "
+        "distinct_count: `born_distinct`}} AS output"
+    )
+    _, rows = run(driver, query)
+    output = rows[0]["output"]
+    assert len(output["name"]["values"]) == 10
+    assert output["name"]["distinct_count"] == 133
+    assert output["born"]["min"] < output["born"]["max"]
 
 
 def test_unknown_yield_column_is_refused_with_the_columns(driver: neo4j.Driver) -> None:
