@@ -12,8 +12,9 @@ Served (`[compat] procedures = "proxy"`, the default): `dbms.components`, `db.la
 `db.relationshipTypes`, `db.propertyKeys`, `db.schema.visualization`,
 `db.schema.nodeTypeProperties`, `db.schema.relTypeProperties`, `apoc.meta.data`,
 `apoc.meta.schema`, `apoc.meta.graph`, `apoc.meta.subGraph`, `apoc.meta.stats`,
-`apoc.schema.nodes`, `apoc.schema.relationships`, and a bare `SHOW CONSTRAINTS | INDEXES |
-PROCEDURES | FUNCTIONS` — Neo4j's column names and value shapes (see `proxy.compat.procedures`).
+`apoc.schema.nodes`, `apoc.schema.relationships`, and `SHOW CONSTRAINTS | INDEXES |
+PROCEDURES | FUNCTIONS` (with YIELD / ORDER BY / SKIP / LIMIT / WHERE / RETURN) — Neo4j's
+column names and value shapes (see `proxy.compat.procedures`).
 In a statement that calls one, `apoc.any.property(x, 'k')` becomes `(x).k` and
 `apoc.any.properties(x)` becomes `properties(x)`. With `[compat] schema_statements =
 "acknowledge"`, `CREATE INDEX|CONSTRAINT … IF NOT EXISTS` is answered with an empty result.
@@ -35,16 +36,6 @@ from proxy.model import Edit, Finding, Severity
 from proxy.schema import SchemaCatalog
 
 _EMPTY = SchemaCatalog({}, ())
-_SHOW_TARGETS = {
-    "CONSTRAINT": "CONSTRAINTS",
-    "CONSTRAINTS": "CONSTRAINTS",
-    "INDEX": "INDEXES",
-    "INDEXES": "INDEXES",
-    "PROCEDURE": "PROCEDURES",
-    "PROCEDURES": "PROCEDURES",
-    "FUNCTION": "FUNCTIONS",
-    "FUNCTIONS": "FUNCTIONS",
-}
 
 
 @hookimpl
@@ -86,6 +77,17 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     return findings
 
 
+def _unknown_column(
+    name: str, columns: tuple[str, ...], exc: UnknownColumn, span: tuple[int, int]
+) -> Finding:
+    return Finding(
+        "COMPAT.PROCEDURE",
+        Severity.ERROR,
+        f"{name} has no output column {exc}; it yields " + ", ".join(columns),
+        span,
+    )
+
+
 def _answered(name: str, span: tuple[int, int], edit: Edit) -> Finding:
     return Finding(
         "COMPAT.PROCEDURE",
@@ -97,19 +99,24 @@ def _answered(name: str, span: tuple[int, int], edit: Edit) -> Finding:
 
 
 def _show_commands(query: CypherQuery, catalog: SchemaCatalog) -> list[Finding]:
-    """A bare `SHOW [ALL] CONSTRAINTS|INDEXES|PROCEDURES|FUNCTIONS` (a command with YIELD,
-    WHERE or RETURN is left to the read-only rule and the backend)."""
+    """`SHOW CONSTRAINTS | INDEXES | PROCEDURES | FUNCTIONS` with their YIELD / WHERE / RETURN
+    bodies; composed commands and `EXECUTABLE BY <other user>` are the read-only rule's."""
     out = []
-    for node in query.find(ast.SchemaCommand):
-        words = node.kind.upper().split()
-        written = query.source(node).upper().split()
-        if not words or words[0] != "SHOW" or written != words:
+    for statement in query.script.statements:
+        clauses = getattr(statement, "clauses", ())
+        shows = [c for c in clauses if isinstance(c, ast.ShowCommand)]
+        if len(shows) != 1 or len(clauses) != 1 or shows[0].target not in SHOW_COMMANDS:
             continue
-        target = _SHOW_TARGETS.get(words[-1])
-        if target is None or any(w not in ("SHOW", "ALL") for w in words[1:-1]):
+        show = shows[0]
+        if show.executable_by not in (None, "CURRENT USER"):
             continue
-        columns, rows = SHOW_COMMANDS[target]
-        out.append(_answered(f"SHOW {target}", node.span, show_edit(node, columns, rows(catalog))))
+        columns, rows = SHOW_COMMANDS[show.target]
+        try:
+            edit = show_edit(query, show, columns, rows(catalog))
+        except UnknownColumn as exc:
+            out.append(_unknown_column(f"SHOW {show.target}", columns, exc, show.span))
+            continue
+        out.append(_answered(f"SHOW {show.target}", show.span, edit))
     return out
 
 

@@ -152,12 +152,12 @@ def test_procedures_pass_through_when_the_backend_serves_them() -> None:
     refused = build_guard(parse_config({"compat": {"procedures": "backend"}}), None).check(
         COMPONENTS
     )
-    assert refused.blocked and "SEC.PROCEDURE" in refused.codes
+    assert refused.blocked and "SEC.UNKNOWN_PROCEDURE" in refused.codes
 
 
 def test_disabling_the_rule_stops_serving() -> None:
     verdict = build_guard(None, None, disable=["compat_procedures"]).check(COMPONENTS)
-    assert verdict.blocked and "SEC.PROCEDURE" in verdict.codes
+    assert verdict.blocked and "SEC.UNKNOWN_PROCEDURE" in verdict.codes
 
 
 def test_schema_statements_are_refused_by_default_and_acknowledged_on_request() -> None:
@@ -387,6 +387,18 @@ def test_enhanced_schema_value_sampling_runs(driver: neo4j.Driver) -> None:
     assert len(output["name"]["values"]) == 10
     assert output["name"]["distinct_count"] == 133
     assert output["born"]["min"] < output["born"]["max"]
+
+
+def test_show_procedures_with_yield_where_return(driver: neo4j.Driver) -> None:
+    query = (
+        "SHOW PROCEDURES YIELD name, description AS d ORDER BY name "
+        "WHERE name STARTS WITH 'dbms.' OR name = 'apoc.meta.data' RETURN name, d"
+    )
+    _, rows = run(driver, query)
+    assert [r["name"] for r in rows] == ["apoc.meta.data", "dbms.components"]
+    assert rows[1]["d"] == "the database's name, versions and edition"
+    _, rows = run(driver, "SHOW FUNCTIONS")
+    assert {r["name"] for r in rows} == {"apoc.any.property", "apoc.any.properties"}
 
 
 def test_unknown_yield_column_is_refused_with_the_columns(driver: neo4j.Driver) -> None:

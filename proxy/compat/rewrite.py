@@ -86,10 +86,34 @@ def call_edit(
     return Edit(call.span[0], call.span[1], head)
 
 
-def show_edit(command: ast.Clause, columns: Sequence[str], rows: Sequence[Row]) -> Edit:
-    """A bare `SHOW CONSTRAINTS` (no YIELD): every default column, returned."""
-    yields = [(c, c) for c in columns]
-    return Edit(command.span[0], command.span[1], rows_head(columns, rows, yields, returns=True))
+def show_edit(
+    query: CypherQuery, show: ast.ShowCommand, columns: Sequence[str], rows: Sequence[Row]
+) -> Edit:
+    """The edit replacing a `SHOW … [YIELD …] [ORDER BY …] [SKIP] [LIMIT] [WHERE …] [RETURN …]`
+    command by the rows; without RETURN it returns what it yields. Raises UnknownColumn."""
+    if show.yield_star or not show.yield_items:
+        yields = [(c, c) for c in columns]
+    else:
+        yields = []
+        for item in show.yield_items:
+            if not isinstance(item.expr, ast.Variable) or item.expr.name not in columns:
+                raise UnknownColumn(getattr(item.expr, "name", "?"))
+            yields.append((item.expr.name, item.alias.name if item.alias else item.expr.name))
+    text = rows_head(columns, rows, yields)
+    if show.order_by:
+        text += " ORDER BY " + ", ".join(query.source(i) for i in show.order_by)
+    if show.skip is not None:
+        text += f" SKIP {query.source(show.skip)}"
+    if show.limit is not None:
+        text += f" LIMIT {query.source(show.limit)}"
+    if show.where is not None:
+        # Neo4j filters a SHOW's rows after its ORDER BY / SKIP / LIMIT, as a WITH does
+        text += f" WITH * WHERE {query.source(show.where)}"
+    if show.returns is not None:
+        text += " " + query.source(show.returns)
+    else:
+        text += " RETURN " + ", ".join(_returned(alias) for _, alias in yields)
+    return Edit(show.span[0], show.span[1], text)
 
 
 def any_property_edits(query: CypherQuery) -> list[Edit]:
