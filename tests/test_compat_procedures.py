@@ -358,9 +358,21 @@ def test_db_procedures_with_yield_where_and_standalone(
     _, rows = run(driver, "CALL db.schema.nodeTypeProperties() YIELD nodeType, propertyName, "
                           "propertyTypes WHERE propertyName = 'born' RETURN *")  # fmt: skip
     assert rows == [{"nodeType": ":`Person`", "propertyName": "born", "propertyTypes": ["Long"]}]
-    _, rows = run(driver, "CALL apoc.meta.stats() YIELD relCount, labels RETURN relCount, labels")
+    _, rows = run(driver, "CALL apoc.meta.stats() YIELD relCount, labels, relTypes")
     assert rows[0]["relCount"] == sum(catalog.relationship_counts.values())
     assert rows[0]["labels"] == dict(catalog.node_counts)
+    assert rows[0]["relTypes"]["()-[:ACTED_IN]->()"] == catalog.relationship_counts["ACTED_IN"]
+    _, rows = run(driver, "CALL db.schema.visualization()")
+    assert {n["name"] for n in rows[0]["nodes"]} == set(catalog.labels)
+    assert {(r["start"], r["type"], r["end"]) for r in rows[0]["relationships"]} == {
+        (r.start, r.type, r.end) for r in catalog.relationships
+    }
+    query = (
+        "CALL db.schema.relTypeProperties() YIELD relType, propertyName "
+        "WHERE propertyName IS NOT NULL RETURN relType, propertyName"
+    )
+    _, rows = run(driver, query)
+    assert {"relType": ":`ACTED_IN`", "propertyName": "roles"} in rows
 
 
 def test_a_call_after_match_runs_once_per_row(driver: neo4j.Driver, catalog: SchemaCatalog) -> None:
