@@ -10,6 +10,8 @@ from typing import Any
 def identifier(name: str) -> str:
     """`name` as a variable, property key or map key, always backticked: the columns of
     system procedures (`type`, `count`, `index`, `unique`) are keywords in some dialects."""
+    if not name:
+        raise ValueError("Cypher has no empty name")
     return "`" + name.replace("`", "``") + "`"
 
 
