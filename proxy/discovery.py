@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from proxy.backends.base import Backend, Duration, Point, collect
 
 DEFAULT_SAMPLE = 1000
+VALUES_PER_KEY = 5  # entities whose value of a key is typed
 DEFAULT_RECIPROCITY_THRESHOLD = 0.9
 FALKORDB_SCHEMES = {"falkordb", "falkor", "redis"}
 BOLT_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
@@ -35,15 +36,19 @@ async def _property_types(
 ) -> dict[str, str]:
     """Property key -> value type (APOC's names) over a bounded sample of `var`.
 
-    The values are typed here, from the neutral result model, rather than with the backend's
-    own type function: FalkorDB's `typeof()` and Neo4j's `valueType()` differ in name and
-    availability, and a sample read is the same on every backend. A key seen with two types
-    is "ANY"."""
-    query = f"MATCH {pattern} WITH {var} LIMIT {sample} RETURN properties({var})"
+    The keys come from the whole sample; each key's type from the values of a few entities
+    that carry it (`VALUES_PER_KEY`), so a large value (an embedding) is read a few times, not
+    once per sampled entity. The values are typed here, from the neutral result model, rather
+    than with the backend's own type function: FalkorDB's `typeof()` and Neo4j's `valueType()`
+    differ in name and availability. A key seen with two types is "ANY"."""
+    query = (
+        f"MATCH {pattern} WITH {var} LIMIT {sample} UNWIND keys({var}) AS k "
+        f"WITH k, collect({var})[..{VALUES_PER_KEY}] AS carriers "
+        "UNWIND carriers AS e RETURN k, properties(e)"
+    )
     seen: dict[str, set[str]] = {}
-    for (props,) in await collect(await backend.run(query, {})):
-        for key, value in (props or {}).items():
-            seen.setdefault(key, set()).add(value_type(value))
+    for key, props in await collect(await backend.run(query, {})):
+        seen.setdefault(key, set()).add(value_type((props or {}).get(key)))
     return {
         key: next(iter(kinds - {"NULL"})) if len(kinds - {"NULL"}) == 1 else "ANY"
         for key, kinds in sorted(seen.items())

@@ -6,15 +6,19 @@ End to end through the Bolt proxy: tests/test_compat_procedures_e2e.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
+import redis
 
+from proxy.backends.embedded import EmbeddedFalkorDB
 from proxy.cli import main
 from proxy.config import parse_config
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
+from proxy.discovery import discover_from_uri
 from proxy.pipeline import build_guard
 from proxy.schema import SchemaCatalog
 
@@ -193,3 +197,26 @@ def test_schema_command_prints_property_types_and_counts(movies_url: str, tmp_pa
     assert schema["counts"]["nodes"] == {"Movie": 38, "Person": 133}
     assert sum(schema["counts"]["relationships"].values()) == 253
     assert SchemaCatalog.load(out).property_type("Movie", "title") == "STRING"
+
+
+def test_property_types_of_sparse_mixed_and_list_values(
+    falkordb_server: EmbeddedFalkorDB, fresh_graph: tuple[str, str]
+) -> None:
+    name, url = fresh_graph
+    with redis.Redis(host=falkordb_server.host, port=falkordb_server.port) as client:
+        client.execute_command(
+            "GRAPH.QUERY",
+            name,
+            "UNWIND range(1, 40) AS i CREATE (:Doc {id: i, "
+            "code: CASE WHEN i % 2 = 0 THEN i ELSE toString(i) END, "
+            "embedding: [x IN range(1, 64) | x * 0.5], "
+            "note: CASE WHEN i = 40 THEN 'last' ELSE null END})",
+        )
+    schema = asyncio.run(discover_from_uri(url))
+    assert schema["property_types"]["nodes"]["Doc"] == {
+        "id": "INTEGER",
+        "code": "ANY",  # integers and strings
+        "embedding": "LIST",
+        "note": "STRING",  # carried by one node of forty
+    }
+    assert schema["counts"]["nodes"] == {"Doc": 40}
