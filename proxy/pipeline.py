@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +24,10 @@ from proxy.model import Action, Edit, Finding, Severity, Verdict, apply_edits
 log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 3
+# Rules whose crash blocks the query: without them a write or an unbounded result could pass.
+FAIL_CLOSED_RULES = frozenset(
+    {"read_only", "gremlin_read_only", "limits", "gremlin_limits", "resource_limits"}
+)
 
 
 @dataclass(frozen=True)
@@ -89,9 +94,10 @@ class Guard:
         self.ctx = ctx
         self.languages = languages or default_languages()
         size = ctx.settings.cache_size if cache_size is None else cache_size
-        self._cache: LRUCache[tuple[str, str], Verdict] | None = (
-            LRUCache(maxsize=size) if size > 0 else None
+        self._cache: LRUCache[tuple[str, str], Verdict] | None = _verdict_cache(
+            size, ctx.settings.cache_bytes
         )
+        self._cache_max_query = ctx.settings.cache_max_query_bytes
 
     def use_schema(self, schema: Any) -> None:
         """Swap in a re-discovered schema catalog; cached verdicts were made with the old one."""
@@ -108,13 +114,16 @@ class Guard:
     def check(self, text: str, language: str = "cypher") -> Verdict:
         if not isinstance(text, str):
             raise TypeError(f"the query must be a string, not {type(text).__name__}")
-        if self._cache is not None:
-            hit = self._cache.get((language, text))
+        cache = self._cache
+        if cache is not None and self._cache_max_query and len(text) > self._cache_max_query:
+            cache = None  # a long query is rarely repeated; caching it would cost its size
+        if cache is not None:
+            hit = cache.get((language, text))
             if hit is not None:
                 return hit
         verdict = self._check(text, language)
-        if self._cache is not None:
-            self._cache[(language, text)] = verdict
+        if cache is not None:
+            cache[(language, text)] = verdict
         return verdict
 
     # ------------------------------------------------------------------ the rounds
@@ -131,6 +140,10 @@ class Guard:
         parsed: Any = None  # the parse of `text`, when the previous round already made it
         for round_no in range(MAX_ROUNDS + 1):
             text_findings = self._run_text_rules(text, language)
+            if any(f.severity is Severity.ERROR for f in text_findings):
+                # e.g. LIM.NESTING: such text must never reach the parser (or a rule)
+                latest = _map_findings(text_findings, history)
+                return self._verdict(original, text, kept, latest)
             edits = _select_edits(text_findings)
             if edits:
                 kept += _map_findings(_applied(text_findings, edits), history)
@@ -191,20 +204,25 @@ class Guard:
     def _call(self, hook_name: str, kwargs: dict[str, Any]) -> list[Finding]:
         """Call every implementation in pluggy's order, tagging findings with the plugin name.
 
-        A rule that raises must not take the proxy down: its failure becomes a warning."""
+        A rule that raises must not take the proxy down: its failure becomes a finding — an
+        error (the query is blocked: fail closed) for the rules that keep the database safe
+        and results bounded (`FAIL_CLOSED_RULES`), a warning for every other rule."""
         hook = getattr(self.pm.hook, hook_name)
         out: list[Finding] = []
         for impl in reversed(hook.get_hookimpls()):
             args = {name: kwargs[name] for name in impl.argnames}
             try:
                 result = impl.function(**args)
-            except Exception as exc:  # a plugin bug: report, never crash the guard
+            except Exception as exc:  # a plugin bug (or RecursionError): report, never crash
                 log.exception("rule %s failed", impl.plugin_name)
+                closed = impl.plugin_name in FAIL_CLOSED_RULES
                 out.append(
                     Finding(
                         "GUARD.RULE_ERROR",
-                        Severity.WARNING,
-                        f"rule {impl.plugin_name} failed and was skipped: {exc!r}",
+                        Severity.ERROR if closed else Severity.WARNING,
+                        f"rule {impl.plugin_name} failed"
+                        + (", so the query is blocked" if closed else " and was skipped")
+                        + f": {exc!r}. Simplify the query",
                         (0, 0),
                         rule=impl.plugin_name,
                     )
@@ -215,6 +233,30 @@ class Guard:
                     finding = finding.with_span(finding.span, impl.plugin_name)
                 out.append(finding)
         return out
+
+
+# ---------------------------------------------------------------- verdict cache
+
+
+def _verdict_cache(entries: int, max_bytes: int) -> LRUCache[tuple[str, str], Verdict] | None:
+    """An LRU of at most `entries` verdicts and about `max_bytes` bytes (0: that bound is
+    off; both 0 or `entries` 0: no cache). Each entry costs at least `max_bytes / entries`."""
+    if entries <= 0:
+        return None
+    if max_bytes <= 0:
+        return LRUCache(maxsize=entries)
+    floor = max(1, max_bytes // entries)
+
+    def cost(verdict: Verdict) -> int:
+        return max(floor, verdict_bytes(verdict))
+
+    return LRUCache(maxsize=max_bytes, getsizeof=cost)
+
+
+def verdict_bytes(verdict: Verdict) -> int:
+    """Approximate memory held by a cached verdict and its key (the query text)."""
+    texts = sys.getsizeof(verdict.query) + sys.getsizeof(verdict.original or "")
+    return 2 * texts + 400 * (1 + len(verdict.findings))
 
 
 # ---------------------------------------------------------------- edits and spans

@@ -19,6 +19,7 @@ ENTRY_POINT_GROUP = "query_guard"
 # Rule order is DESIGN §4/§5 order; pluggy calls the last registered first, so the
 # manager registers them reversed. Third-party plugins (registered later) run before them.
 BUILTIN_RULES: tuple[str, ...] = (
+    "plugins.resource_limits",  # first: nothing else may see an oversized or deep query
     "plugins.fences",
     "plugins.fix_rel_types",
     "plugins.align_directions",

@@ -51,7 +51,15 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-PARSE_CACHE = 1024
+PARSE_CACHE = 1024  # entries at most
+PARSE_COST = 50  # bytes of a parse per character of its text (measured: ~42)
+_MISSING = object()
+
+
+def _parse_cost(parsed: CypherQuery | None, floor: int) -> int:
+    """Approximate bytes a cached parse holds (at least `floor`, which bounds the count)."""
+    text = getattr(parsed, "text", "") if parsed is not None else ""
+    return max(floor, PARSE_COST * len(text) + 1024)
 
 PEEK = 2  # records read to decide "empty" (a second row rules out the one-aggregate-row case)
 
@@ -112,14 +120,27 @@ class Repairer:
         self.settings = settings or RepairSettings()
         self.pm = pm
         self.ctx = ctx or GuardContext()
-        # parses of the texts the loop judges (clients repeat parameterised queries)
-        self._parses: LRUCache[str, CypherQuery | None] = LRUCache(maxsize=PARSE_CACHE)
+        # parses of the texts the loop judges (clients repeat parameterised queries), bounded
+        # by approximate bytes: a parse holds ~42x its text (AST, tokens, scopes)
+        limits = self.ctx.settings
+        budget = limits.cache_bytes or PARSE_CACHE * PARSE_COST * 1024
+        self._parses: LRUCache[str, CypherQuery | None] = LRUCache(
+            maxsize=budget, getsizeof=lambda parsed: _parse_cost(parsed, budget // PARSE_CACHE)
+        )
+        self._parse_max_query = limits.cache_max_query_bytes
 
     def parse(self, text: str) -> CypherQuery | None:
-        """The parsed query (None when it does not parse), cached per repairer."""
-        if text not in self._parses:
-            self._parses[text] = _parse(text)
-        return self._parses[text]
+        """The parsed query (None when it does not parse), cached per repairer (short ones)."""
+        cached = self._parses.get(text, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        parsed = _parse(text)
+        if not self._parse_max_query or len(text) <= self._parse_max_query:
+            try:
+                self._parses[text] = parsed
+            except ValueError:  # larger than the whole cache
+                pass
+        return parsed
 
     def applies(self, query: str) -> bool:
         return self.settings.enabled and is_read_query(query, self.parse)
