@@ -11,6 +11,7 @@ whole (`PeekedStream`), so a query that returns rows at once streams as before.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import time
@@ -136,10 +137,8 @@ class Repairer:
             return cached  # type: ignore[return-value]
         parsed = _parse(text)
         if not self._parse_max_query or len(text) <= self._parse_max_query:
-            try:
+            with contextlib.suppress(ValueError):  # larger than the whole cache
                 self._parses[text] = parsed
-            except ValueError:  # larger than the whole cache
-                pass
         return parsed
 
     def applies(self, query: str) -> bool:
