@@ -7,10 +7,12 @@ most `MAX_ROUNDS`). Findings are reported with spans in the *original* text's co
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import logging
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -98,12 +100,14 @@ class Guard:
             size, ctx.settings.cache_bytes
         )
         self._cache_max_query = ctx.settings.cache_max_query_bytes
+        self._cache_lock = threading.Lock()
 
     def use_schema(self, schema: Any) -> None:
         """Swap in a re-discovered schema catalog; cached verdicts were made with the old one."""
         self.ctx = replace(self.ctx, schema=schema)
         if self._cache is not None:
-            self._cache.clear()
+            with self._cache_lock:
+                self._cache.clear()
 
     def warm_up(self) -> None:
         """Build every language's parser now, so the first client query does not pay for it."""
@@ -118,12 +122,14 @@ class Guard:
         if cache is not None and self._cache_max_query and len(text) > self._cache_max_query:
             cache = None  # a long query is rarely repeated; caching it would cost its size
         if cache is not None:
-            hit = cache.get((language, text))
+            with self._cache_lock:  # frontends call the guard from a thread pool
+                hit = cache.get((language, text))
             if hit is not None:
                 return hit
         verdict = self._check(text, language)
         if cache is not None:
-            cache[(language, text)] = verdict
+            with self._cache_lock, contextlib.suppress(ValueError):  # ValueError: too big
+                cache[(language, text)] = verdict
         return verdict
 
     # ------------------------------------------------------------------ the rounds

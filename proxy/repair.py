@@ -65,7 +65,7 @@ def _parse_cost(parsed: CypherQuery | None, floor: int) -> int:
 PEEK = 2  # records read to decide "empty" (a second row rules out the one-aggregate-row case)
 
 Execute = Callable[[str, dict[str, Any]], Awaitable[ResultStream]]
-Check = Callable[[str], Verdict]
+Check = Callable[[str], Verdict | Awaitable[Verdict]]
 
 
 @dataclass
@@ -300,7 +300,7 @@ class _Loop:
         """Guard, then run, one candidate; None when its guarded text already ran."""
         started = time.perf_counter()
         try:
-            verdict = self.check(text)
+            verdict = await await_me_maybe(self.check(text))  # frontends judge off the loop
         except Exception as exc:  # fail closed, as the frontends do
             verdict = None
             log.warning("guard failed on a repair candidate: %r", exc)

@@ -174,6 +174,7 @@ class ProxyServer:
         self.refresher.start()
 
     async def _start_frontends(self) -> None:
+        from proxy.bolt.limits import BoltLimits
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -191,6 +192,7 @@ class ProxyServer:
             on_query=self.audit,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
+            limits=BoltLimits.from_config(self.config.limits),
         )
         await self.bolt.start()
 
@@ -260,7 +262,8 @@ def make_backend(url: str, config: Config) -> Any:
     if scheme in ("falkordb", "falkor", "redis"):
         from proxy.backends.falkordb import FalkorDBBackend
 
-        return FalkorDBBackend(url, read_only=read_only)
+        timeout = int(config.limits.get("query_timeout_ms", 0))
+        return FalkorDBBackend(url, read_only=read_only, query_timeout_ms=timeout or None)
     if scheme.startswith(("bolt", "neo4j")):
         mode = str(config.backend["credentials"])
         if mode not in CREDENTIAL_MODES:
@@ -273,6 +276,7 @@ def make_backend(url: str, config: Config) -> Any:
             "database": str(config.backend["database"]) or None,
             "read_only": read_only,
             "passthrough": mode == "passthrough",
+            "query_timeout_ms": int(config.limits.get("query_timeout_ms", 0)),
         }
         if client == "driver":
             from proxy.backends.bolt import BoltBackend
