@@ -72,7 +72,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
     # resource limits (issue 8); 0 switches one off. Read by plugins/resource_limits.py (text),
     # the Bolt front (parameters, messages, results, connections, guard budget) and backends.
     "limits": {
-        "max_query_bytes": ((int,), 1024 * 1024),
+        "max_query_bytes": ((int,), 64 * 1024),
         "max_nesting": ((int,), 12),
         "max_parameters": ((int,), 100),
         "max_parameter_bytes": ((int,), 1024 * 1024),
@@ -84,7 +84,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "guard_timeout_ms": ((int,), 5_000),
         "guard_workers": ((int,), 2),
         "cache_bytes": ((int,), 64 * 1024 * 1024),
-        "cache_max_query_bytes": ((int,), 64 * 1024),
+        "cache_max_query_bytes": ((int,), 16 * 1024),
         "idle_timeout_seconds": ((int, float), 600),
         "max_connections": ((int,), 1000),
         "max_connections_per_client": ((int,), 200),
@@ -113,10 +113,10 @@ class GuardSettings:
     disable: tuple[str, ...] = ()
     cache_size: int = 4096
     # resource limits the pure pipeline needs ([limits]; 0 = off)
-    max_query_bytes: int = 1024 * 1024
+    max_query_bytes: int = 64 * 1024
     max_nesting: int = 12
     cache_bytes: int = 64 * 1024 * 1024  # verdict / parse caches, approximate bytes
-    cache_max_query_bytes: int = 64 * 1024  # longer queries are never cached
+    cache_max_query_bytes: int = 16 * 1024  # longer queries are never cached
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,26 @@ class BoltLimits:
         )
 
 
+class GuardPool:
+    """Threads the guard runs in, off the event loop, in two lanes: queries up to
+    `SHORT_QUERY` characters (every LLM query; each costs milliseconds) and longer ones, so a
+    few huge queries cannot occupy the threads that everyone else's queries need."""
+
+    SHORT_QUERY = 8 * 1024
+
+    def __init__(self, workers: int) -> None:
+        self.short = concurrent.futures.ThreadPoolExecutor(workers, "query-guard")
+        self.long = concurrent.futures.ThreadPoolExecutor(workers, "query-guard-long")
+
+    def lane(self, query: str) -> concurrent.futures.Executor:
+        return self.short if len(query) <= self.SHORT_QUERY else self.long
+
+    def shutdown(self) -> None:
+        """Stop taking work; a guard still running finishes in its thread, unheard."""
+        for pool in (self.short, self.long):
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
 def blocked(query: str, code: str, message: str) -> Verdict:
     """A verdict that refuses `query` with one error finding."""
     finding = Finding(code, Severity.ERROR, message, (0, 0), rule="bolt")
@@ -103,7 +123,7 @@ async def judge(
     query: str,
     parameters: dict[str, Any],
     limits: BoltLimits,
-    pool: concurrent.futures.Executor | None,
+    pool: GuardPool | None,
 ) -> Verdict:
     """The guard's verdict on `query`: parameters checked first (`LIM.PARAMETERS`), then the
     guard in `pool` (off the event loop) within `limits.guard_timeout` (`LIM.TIMEOUT`: fail
@@ -113,7 +133,8 @@ async def judge(
         return blocked(query, "LIM.PARAMETERS", problem)
     if pool is None:
         return guard(query, parameters)
-    future = asyncio.get_running_loop().run_in_executor(pool, guard, query, parameters)
+    lane = pool.lane(query)
+    future = asyncio.get_running_loop().run_in_executor(lane, guard, query, parameters)
     try:
         return await asyncio.wait_for(future, limits.guard_timeout or None)
     except TimeoutError:

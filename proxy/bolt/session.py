@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,7 +21,7 @@ from proxy.backends.base import (
 )
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
-from proxy.bolt.limits import BoltLimits, judge
+from proxy.bolt.limits import BoltLimits, GuardPool, judge
 from proxy.bolt.queries import QueryHandling
 from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, ResultPump
@@ -71,7 +70,7 @@ class ServerContext:
     # [limits]: parameters, messages, results, connections, the guard's time budget
     limits: BoltLimits = field(default_factory=BoltLimits)
     # where the guard runs, off the event loop (None: inline, for tests of the state machine)
-    guard_pool: Executor | None = None
+    guard_pool: GuardPool | None = None
 
     async def judge(self, query: str, parameters: dict[str, Any]) -> Verdict:
         """The guard's verdict within the limits (see `proxy.bolt.limits.judge`)."""

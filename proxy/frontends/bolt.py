@@ -12,13 +12,12 @@ import asyncio
 import itertools
 import logging
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from proxy.backends.base import Backend
 from proxy.bolt import messages as m
 from proxy.bolt.handshake import SUPPORTED_VERSIONS, HandshakeError, ServerHandshake, Version
-from proxy.bolt.limits import BoltLimits
+from proxy.bolt.limits import BoltLimits, GuardPool
 from proxy.bolt.session import (
     Authenticate,
     BoltSession,
@@ -334,7 +333,7 @@ class BoltFrontend:
         self.advertised_address = advertised_address
         self.limits = limits or BoltLimits()
         # the guard runs here, off the event loop (`[limits] guard_workers`)
-        self._guard_pool = ThreadPoolExecutor(self.limits.guard_workers, "query-guard")
+        self._guard_pool = GuardPool(self.limits.guard_workers)
         self._ctx = ServerContext(
             guard=guard,
             backend=backend,
@@ -380,7 +379,7 @@ class BoltFrontend:
         )
 
     async def close(self) -> None:
-        self._guard_pool.shutdown(wait=False, cancel_futures=True)
+        self._guard_pool.shutdown()
         if self._server is None:
             return
         self._server.close()
