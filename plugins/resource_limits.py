@@ -38,7 +38,7 @@ from proxy.model import Finding, Severity
 # literal is skipped in milliseconds.)
 _TOKENS = re.compile(
     r"""'[^'\\]*(?:\\.[^'\\]*)*(?:'|\Z)"""
-    r'''|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)'''
+    r"""|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)"""
     r"|`[^`]*(?:`|\Z)"
     r"|//[^\n]*"
     r"|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"

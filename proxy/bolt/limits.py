@@ -39,9 +39,7 @@ class BoltLimits:
             max_parameters=limits.get("max_parameters", defaults.max_parameters),
             max_parameter_bytes=limits.get("max_parameter_bytes", defaults.max_parameter_bytes),
             max_parameter_depth=limits.get("max_parameter_depth", defaults.max_parameter_depth),
-            max_message_elements=limits.get(
-                "max_message_elements", defaults.max_message_elements
-            ),
+            max_message_elements=limits.get("max_message_elements", defaults.max_message_elements),
             max_result_rows=limits.get("max_result_rows", defaults.max_result_rows),
             max_result_bytes=limits.get("max_result_bytes", defaults.max_result_bytes),
             guard_timeout=limits.get("guard_timeout_ms", defaults.guard_timeout * 1000) / 1000,
