@@ -81,6 +81,13 @@ def refused(driver: neo4j.Driver, query: str, **params: Any) -> nex.Neo4jError:
 
 
 def audited(proxy: ProxyThread) -> str:
+    """The audit log so far (flushed on the proxy's loop first: it writes lines in batches)."""
+
+    async def flush() -> None:
+        assert proxy.server.audit is not None
+        proxy.server.audit.flush()
+
+    proxy.call(flush())
     path = Path(str(proxy.server.config.audit["path"]))
     return path.read_text("utf-8") if path.exists() else ""
 

@@ -55,7 +55,7 @@ def map_error(exc: BaseException) -> BackendError:
         return BackendUnavailable(f"Bolt upstream is unavailable: {exc}")
     if isinstance(exc, neo4j_errors.Neo4jError):
         if is_timeout(exc.code or ""):
-            return timeout_error(None, exc.message or str(exc))
+            return timeout_error(None, exc.message or str(exc), exc.code or "")
         return BackendError(
             exc.message or str(exc), exc.code or "Neo.DatabaseError.General.UnknownError"
         )

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from proxy.backends.base import BackendError
 
-# Neo4j's code for a query stopped by the timeout its client configured.
-TIMEOUT_CODE = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration"
+# Neo4j's code for a query stopped by its transaction timeout.
+TIMEOUT_CODE = "Neo.ClientError.Transaction.TransactionTimedOut"
 
 
-def timeout_error(timeout_ms: int | None, detail: str = "") -> BackendError:
-    """The error for a query the database (or the proxy waiting for it) stopped."""
+def timeout_error(
+    timeout_ms: int | None, detail: str = "", code: str = TIMEOUT_CODE
+) -> BackendError:
+    """The error for a query the database (or the proxy waiting for it) stopped; `code` is
+    the database's own timeout code when it sent one."""
     limit = f"{timeout_ms} ms " if timeout_ms else ""
     return BackendError(
         f"LIM.TIMEOUT: the query ran longer than the {limit}query timeout "
@@ -18,7 +21,7 @@ def timeout_error(timeout_ms: int | None, detail: str = "") -> BackendError:
         + (f" ({detail})" if detail else "")
         + ". Make it cheaper: anchor patterns on a property, bound variable-length paths, "
         "add a LIMIT, aggregate less",
-        TIMEOUT_CODE,
+        code,
     )
 
 

@@ -50,7 +50,7 @@ class Response:
         meta = self.metadata
         code = meta.get("code") or meta.get("neo4j_code") or UNKNOWN_ERROR
         if is_timeout(str(code)):  # the upstream's tx_timeout ([limits] query_timeout_ms)
-            return timeout_error(None, str(meta.get("message") or code))
+            return timeout_error(None, str(meta.get("message") or code), str(code))
         return BackendError(str(meta.get("message") or code), str(code))
 
 
