@@ -27,6 +27,8 @@ DEFAULT_ALLOWED_PROCEDURES: tuple[str, ...] = (
     "db.constraints",
 )
 
+ON_RULE_ERROR = ("warn", "block")
+
 # section -> key -> (accepted types, default). Tables whose keys are free (rule options,
 # similarity edge maps) are marked with `dict` as the only type of the section itself.
 _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
@@ -40,6 +42,9 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
     "backend": {
         "cypher": ((str,), ""),
         "gremlin": ((str,), ""),
+        "gremlin_data": ((list,), []),
+        "gremlin_user": ((str,), ""),
+        "gremlin_password_env": ((str,), ""),
         "user": ((str,), ""),
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),
@@ -51,12 +56,14 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "default_limit": ((int,), 1000),
         "max_limit": ((int,), 10000),
         "allowed_procedures": ((list,), list(DEFAULT_ALLOWED_PROCEDURES)),
+        "allowed_functions": ((list,), []),
         "reciprocity_threshold": ((float, int), 0.9),
         "schema": ((str,), ""),
         "discover_schema": ((bool,), True),
         "schema_ttl_seconds": ((int,), 600),
         "disable": ((list,), []),
         "cache_size": ((int,), 4096),
+        "on_rule_error": ((str,), "warn"),
     },
     "audit": {
         "path": ((str,), ""),
@@ -109,9 +116,14 @@ class GuardSettings:
     default_limit: int = 1000  # 0 = never inject a LIMIT
     max_limit: int = 10000  # 0 = never cap
     allowed_procedures: tuple[str, ...] = DEFAULT_ALLOWED_PROCEDURES
+    # functions allowed in read-only mode beyond proxy/cypher/functions.py (shell patterns)
+    allowed_functions: tuple[str, ...] = ()
     reciprocity_threshold: float = 0.9
     disable: tuple[str, ...] = ()
     cache_size: int = 4096
+    # a rule plugin that fails to load or raises: "warn" (skip it, say so) or "block" (fail
+    # closed: serve does not start / the query is blocked)
+    on_rule_error: str = "warn"
     # resource limits the pure pipeline needs ([limits]; 0 = off)
     max_query_bytes: int = 64 * 1024
     max_nesting: int = 12
@@ -243,14 +255,18 @@ def _guard_settings(g: Mapping[str, Any], limits: Mapping[str, Any]) -> GuardSet
         raise ConfigError("guard.default_limit", "must not exceed guard.max_limit")
     if not 0.0 <= float(g["reciprocity_threshold"]) <= 1.0:
         raise ConfigError("guard.reciprocity_threshold", "must be between 0 and 1")
-    for key in ("allowed_procedures", "disable"):
+    for key in ("allowed_procedures", "allowed_functions", "disable"):
         if not all(isinstance(x, str) for x in g[key]):
             raise ConfigError(f"guard.{key}", "must be a list of strings")
+    if g["on_rule_error"] not in ON_RULE_ERROR:
+        raise ConfigError("guard.on_rule_error", f"must be one of {ON_RULE_ERROR}")
     return GuardSettings(
+        on_rule_error=g["on_rule_error"],
         read_only=g["read_only"],
         default_limit=g["default_limit"],
         max_limit=g["max_limit"],
         allowed_procedures=tuple(g["allowed_procedures"]),
+        allowed_functions=tuple(g["allowed_functions"]),
         reciprocity_threshold=float(g["reciprocity_threshold"]),
         disable=tuple(g["disable"]),
         cache_size=g["cache_size"],

@@ -13,7 +13,7 @@ import logging
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -212,7 +212,8 @@ class Guard:
 
         A rule that raises must not take the proxy down: its failure becomes a finding — an
         error (the query is blocked: fail closed) for the rules that keep the database safe
-        and results bounded (`FAIL_CLOSED_RULES`), a warning for every other rule."""
+        and results bounded (`FAIL_CLOSED_RULES`) or for every rule under
+        `[guard] on_rule_error = "block"`; else a warning."""
         hook = getattr(self.pm.hook, hook_name)
         out: list[Finding] = []
         for impl in reversed(hook.get_hookimpls()):
@@ -221,7 +222,10 @@ class Guard:
                 result = impl.function(**args)
             except Exception as exc:  # a plugin bug (or RecursionError): report, never crash
                 log.exception("rule %s failed", impl.plugin_name)
-                closed = impl.plugin_name in FAIL_CLOSED_RULES
+                closed = (
+                    impl.plugin_name in FAIL_CLOSED_RULES
+                    or self.ctx.settings.on_rule_error == "block"
+                )
                 out.append(
                     Finding(
                         "GUARD.RULE_ERROR",
@@ -332,6 +336,7 @@ def build_guard(
     disable: Iterable[str] = (),
     extra_plugins: Iterable[object] = (),
     entry_points: bool = True,
+    skip_broken: bool = False,
 ) -> Guard:
     """A Guard from a validated `Config` (None: defaults), a schema catalog and plugin choices."""
     from proxy.config import parse_config
@@ -339,9 +344,29 @@ def build_guard(
 
     cfg = config if config is not None else parse_config({})
     pm = build_plugin_manager(
-        disable=[*cfg.guard.disable, *disable], extra=extra_plugins, entry_points=entry_points
+        disable=[*cfg.guard.disable, *disable],
+        extra=extra_plugins,
+        entry_points=entry_points,
+        skip_broken=skip_broken and cfg.guard.on_rule_error == "warn",
     )
     ctx = GuardContext(
-        schema=schema, settings=cfg.guard, rule_options=cfg.rules, gremlin=cfg.gremlin
+        schema=schema,
+        settings=cfg.guard,
+        rule_options=typed_rule_options(pm, cfg.rules),
+        gremlin=cfg.gremlin,
     )
     return Guard(pm, ctx)
+
+
+def typed_rule_options(
+    pm: pluggy.PluginManager, tables: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Mapping[str, Any]]:
+    """Each registered rule's `[rules.<name>]` table, validated and typed by its `OPTIONS`."""
+    from proxy.options import declared_options, resolve_options
+
+    out: dict[str, Mapping[str, Any]] = dict(tables)
+    for name, plugin in pm.list_name_plugin():
+        declared = declared_options(plugin)
+        if declared is not None:
+            out[name] = resolve_options(name, declared, tables.get(name, {}))
+    return out

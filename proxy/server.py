@@ -63,6 +63,9 @@ class ProxyServer:
         self.bolt: Any = None
         self.audit: AuditLog | None = None
         self.refresher: SchemaRefresher | None = None
+        self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
+        self.http: Any = None  # HttpFrontend when [server] http is set
+        self.gremlin_backend: Any = None
 
     @property
     def bolt_port(self) -> int:
@@ -87,7 +90,9 @@ class ProxyServer:
             )
             self.backend = await self._start_backend()
             self.schema = await self._load_schema()
-            self.guard = build_guard(self.config, self.schema, extra_plugins=self.extra_plugins)
+            self.guard = build_guard(
+                self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
+            )
             self.guard.warm_up()  # the first client query must not pay for building parsers
             self._start_schema_refresh()
             await self._start_frontends()
@@ -105,7 +110,16 @@ class ProxyServer:
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
+            if self.gremlin is not None:
+                gremlin, self.gremlin = self.gremlin, None
+                await gremlin.close()
+            if self.http is not None:
+                http, self.http = self.http, None
+                await http.close()
         finally:
+            if self.gremlin_backend is not None:
+                gremlin_backend, self.gremlin_backend = self.gremlin_backend, None
+                await gremlin_backend.close()
             try:
                 if self.backend is not None:
                     backend, self.backend = self.backend, None
@@ -174,6 +188,8 @@ class ProxyServer:
         self.refresher.start()
 
     async def _start_frontends(self) -> None:
+        await self._start_gremlin()
+        await self._start_http()
         from proxy.bolt.limits import BoltLimits
         from proxy.frontends.bolt import BoltFrontend
 
@@ -195,6 +211,92 @@ class ProxyServer:
             limits=BoltLimits.from_config(self.config.limits),
         )
         await self.bolt.start()
+
+    async def _start_gremlin(self) -> None:
+        """The Gremlin Server front on `[server] gremlin`, executing on `[backend] gremlin`
+        (a remote Gremlin Server, bytecode only) or the embedded graphersal."""
+        address = str(self.config.server["gremlin"])
+        if not address:
+            return
+        from proxy.frontends.gremlin_ws import GremlinFrontend
+
+        host, port = split_address(address, "server.gremlin")
+        self.gremlin_backend = await self._gremlin_backend()
+        # The Gremlin graph is not the Cypher backend's: its rules get its own catalog.
+        try:
+            schema: SchemaCatalog | None = SchemaCatalog.from_dict(
+                await self.gremlin_backend.schema(),
+                reciprocity_threshold=self.config.guard.reciprocity_threshold,
+            )
+        except Exception as exc:  # the security and limit rules still guard
+            log.warning("Gremlin schema discovery failed, Gremlin schema rules are off: %s", exc)
+            schema = None
+        guard = build_guard(
+            self.config, schema, extra_plugins=self.extra_plugins, skip_broken=True
+        )
+        self.gremlin = GremlinFrontend(
+            host,
+            port,
+            lambda text: guard.check(text, "gremlin"),
+            self.gremlin_backend.submit,
+            on_query=self.audit,
+        )
+        await self.gremlin.start()
+
+    async def _start_http(self) -> None:
+        """Neo4j's Query API v2, the legacy tx endpoint and the guard API on `[server] http`."""
+        address = str(self.config.server["http"])
+        if not address:
+            return
+        from proxy.frontends.http import HttpFrontend
+        from proxy.service import QueryService
+
+        assert self.guard is not None
+        host, port = split_address(address, "server.http")
+        service = QueryService(
+            self.guard,
+            self.backend,
+            repairer=build_repairer(self.guard, self.config),
+            on_query=self.audit,
+        )
+        database = str(self.config.backend["database"]) or "neo4j"
+        self.http = HttpFrontend(host, port, service, database=database, ready=self._readiness)
+        await self.http.start()
+
+    async def _readiness(self) -> dict[str, Any]:
+        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded."""
+        try:
+            stream = await self.backend.run("RETURN 1", {}, None)
+            await stream.fetch(-1)
+            backend = True
+        except Exception as exc:
+            log.warning("readiness probe failed: %s", exc)
+            backend = False
+        schema = self.guard is not None and self.guard.ctx.schema is not None
+        return {"backend": backend, "schema": schema}
+
+    async def _gremlin_backend(self) -> Any:
+        url = str(self.config.backend["gremlin"])
+        if url:
+            from proxy.backends.gremlin_remote import RemoteGremlinBackend
+
+            env = str(self.config.backend["gremlin_password_env"])
+            if env and env not in os.environ:
+                raise ConfigError(
+                    "backend.gremlin_password_env", f"environment variable {env} is not set"
+                )
+            return RemoteGremlinBackend(
+                url,
+                username=str(self.config.backend["gremlin_user"]),
+                password=os.environ.get(env, "") if env else "",
+            )
+        from proxy.backends.graphersal import GraphersalBackend
+
+        data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "graphersal"
+        data = [str(p) for p in self.config.backend["gremlin_data"]]
+        return await asyncio.to_thread(
+            GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
+        )
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
@@ -338,6 +440,15 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        if server.http is not None:
+            print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
+                  flush=True)  # fmt: skip
+        if server.gremlin is not None:
+            print(
+                f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
+                f"/gremlin -> {server.gremlin_backend.description}",
+                flush=True,
+            )
         await stopping
         return 0
     finally:
