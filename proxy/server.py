@@ -53,8 +53,11 @@ def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
 class ProxyServer:
     """Start with `await start()`; `bolt_port` is known afterwards; `await close()` stops all."""
 
-    def __init__(self, config: Config, *, extra_plugins: tuple[object, ...] = ()) -> None:
+    def __init__(
+        self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True
+    ) -> None:
         self.config = config
+        self.listen = listen  # False: build backends and guards, open no listener (MCP stdio)
         self.extra_plugins = extra_plugins
         self.embedded: Any = None  # EmbeddedFalkorDB when no backend is configured
         self.backend: Any = None
@@ -64,8 +67,8 @@ class ProxyServer:
         self.audit: AuditLog | None = None
         self.refresher: SchemaRefresher | None = None
         self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
+        self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
         self.http: Any = None  # HttpFrontend when [server] http is set
-        self.gremlin_backend: Any = None
 
     @property
     def bolt_port(self) -> int:
@@ -117,9 +120,9 @@ class ProxyServer:
                 http, self.http = self.http, None
                 await http.close()
         finally:
-            if self.gremlin_backend is not None:
-                gremlin_backend, self.gremlin_backend = self.gremlin_backend, None
-                await gremlin_backend.close()
+            if self.gremlin_service is not None:
+                gremlin_service, self.gremlin_service = self.gremlin_service, None
+                await gremlin_service.close()
             try:
                 if self.backend is not None:
                     backend, self.backend = self.backend, None
@@ -189,6 +192,8 @@ class ProxyServer:
 
     async def _start_frontends(self) -> None:
         await self._start_gremlin()
+        if not self.listen:
+            return
         await self._start_http()
         from proxy.bolt.limits import BoltLimits
         from proxy.frontends.bolt import BoltFrontend
@@ -213,33 +218,21 @@ class ProxyServer:
         await self.bolt.start()
 
     async def _start_gremlin(self) -> None:
-        """The Gremlin Server front on `[server] gremlin`, executing on `[backend] gremlin`
-        (a remote Gremlin Server, bytecode only) or the embedded graphersal."""
+        """The Gremlin Server front on `[server] gremlin` (see `proxy.gremlin_service`)."""
         address = str(self.config.server["gremlin"])
-        if not address:
+        if address or str(self.config.backend["gremlin"]):
+            from proxy.gremlin_service import GremlinService
+
+            self.gremlin_service = await GremlinService.create(self.config, self.extra_plugins)
+        if not address or not self.listen:
             return
         from proxy.frontends.gremlin_ws import GremlinFrontend
 
         host, port = split_address(address, "server.gremlin")
-        self.gremlin_backend = await self._gremlin_backend()
-        # The Gremlin graph is not the Cypher backend's: its rules get its own catalog.
-        try:
-            schema: SchemaCatalog | None = SchemaCatalog.from_dict(
-                await self.gremlin_backend.schema(),
-                reciprocity_threshold=self.config.guard.reciprocity_threshold,
-            )
-        except Exception as exc:  # the security and limit rules still guard
-            log.warning("Gremlin schema discovery failed, Gremlin schema rules are off: %s", exc)
-            schema = None
-        guard = build_guard(
-            self.config, schema, extra_plugins=self.extra_plugins, skip_broken=True
-        )
+        service = self.gremlin_service
+        assert service is not None
         self.gremlin = GremlinFrontend(
-            host,
-            port,
-            lambda text: guard.check(text, "gremlin"),
-            self.gremlin_backend.submit,
-            on_query=self.audit,
+            host, port, service.check, service.backend.submit, on_query=self.audit
         )
         await self.gremlin.start()
 
@@ -274,29 +267,6 @@ class ProxyServer:
             backend = False
         schema = self.guard is not None and self.guard.ctx.schema is not None
         return {"backend": backend, "schema": schema}
-
-    async def _gremlin_backend(self) -> Any:
-        url = str(self.config.backend["gremlin"])
-        if url:
-            from proxy.backends.gremlin_remote import RemoteGremlinBackend
-
-            env = str(self.config.backend["gremlin_password_env"])
-            if env and env not in os.environ:
-                raise ConfigError(
-                    "backend.gremlin_password_env", f"environment variable {env} is not set"
-                )
-            return RemoteGremlinBackend(
-                url,
-                username=str(self.config.backend["gremlin_user"]),
-                password=os.environ.get(env, "") if env else "",
-            )
-        from proxy.backends.graphersal import GraphersalBackend
-
-        data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "graphersal"
-        data = [str(p) for p in self.config.backend["gremlin_data"]]
-        return await asyncio.to_thread(
-            GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
-        )
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
@@ -446,7 +416,7 @@ async def _serve(config: Config) -> int:
         if server.gremlin is not None:
             print(
                 f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
-                f"/gremlin -> {server.gremlin_backend.description}",
+                f"/gremlin -> {server.gremlin_service.backend.description}",
                 flush=True,
             )
         await stopping
