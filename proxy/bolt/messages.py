@@ -20,6 +20,7 @@ from proxy.bolt.packstream import (
 from proxy.bolt.values import ValueCodec
 
 MAX_CHUNK = 0xFFFF
+MESSAGE_SIZE = "LIM.MESSAGE_SIZE"  # the finding code of a message over its value budget
 DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 
 # Requests (client -> server)
@@ -106,7 +107,7 @@ def decode_request(data: bytes, codec: ValueCodec, max_values: int = 0) -> Reque
     except TooManyValues as exc:
         fields = []  # drop what was built so far at once
         error = (
-            f"LIM.MESSAGE_SIZE: {exc} ([limits] max_message_elements); "
+            f"{MESSAGE_SIZE}: {exc} ([limits] max_message_elements); "
             "send fewer or smaller parameters"
         )
     except InvalidValue as exc:
