@@ -25,23 +25,33 @@ from proxy.repair import build_repairer
 
 # ---------------------------------------------------------------- the bracket scan
 
-# Text that never counts: string literals, quoted names and comments holding brackets.
-_NOISE = st.sampled_from(["'((['", '"{[("', "'it\\'s ('", "`a(b`", "// ((([\n", "/* {{ */", " x "])
+# Text that never counts: string literals, quoted names and comments holding brackets and
+# keywords, names that merely contain them.
+_NOISE = st.sampled_from(
+    [
+        "'((['", '"{[("', "'it\\'s ('", "`a(b`", "// ((([ NOT\n", "/* {{ CASE */", " x ",
+        " n.case ", " not_a ", " $end ", " 1 ", " a - b ", " x IS NOT NULL ",
+    ]
+)  # fmt: skip
 
 
 @st.composite
 def nested_text(draw: st.DrawFn, depth: int = 0) -> tuple[str, int]:
-    """(text, its true bracket depth), built as a tree of brackets and noise."""
+    """(text, its true expression nesting), built as a tree of brackets, `CASE … END`,
+    prefix-operator chains and noise."""
     parts: list[str] = []
     deepest = 0
     for _ in range(draw(st.integers(0, 3 if depth < 6 else 0))):
         if draw(st.booleans()):
             parts.append(draw(_NOISE))
             continue
-        opener, closer = draw(st.sampled_from(["()", "[]", "{}"]))
+        nots = draw(st.integers(0, 2))  # a chain of NOTs carried into the group
+        opener, closer = draw(
+            st.sampled_from([("(", ")"), ("[", "]"), ("{", "}"), (" CASE WHEN ", " END ")])
+        )
         inner, inner_depth = draw(nested_text(depth + 1))
-        parts.append(opener + inner + closer)
-        deepest = max(deepest, inner_depth + 1)
+        parts.append(" NOT" * nots + opener + inner + closer)
+        deepest = max(deepest, nots + inner_depth + 1, nots)
     return "".join(parts), deepest
 
 

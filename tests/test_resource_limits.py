@@ -109,6 +109,21 @@ def test_deep_nesting_is_refused_before_the_backend(
         assert session.run("RETURN ((((1)))) AS ok").single(strict=True)["ok"] == 1
 
 
+@pytest.mark.parametrize(
+    "deep",
+    [
+        "RETURN " + "NOT " * 20 + "true AS x",
+        "RETURN " + "CASE WHEN true THEN " * 20 + "1" + " END" * 20 + " AS x",
+        "RETURN " + "[" * 20 + "1" + "]" * 20 + " AS x",
+        "RETURN " + "{a: " * 20 + "1" + "}" * 20 + " AS x",
+    ],
+    ids=["not", "case", "lists", "maps"],
+)
+def test_every_kind_of_deep_expression_is_refused(driver: neo4j.Driver, deep: str) -> None:
+    """Each of these stalls FalkorDB's parser for minutes (its time doubles per level)."""
+    assert "LIM.NESTING" in refused(driver, deep).message
+
+
 def test_nesting_counts_lists_maps_and_subqueries(driver: neo4j.Driver) -> None:
     query = (
         "MATCH (m:Movie) WHERE EXISTS { MATCH (m)<-[:ACTED_IN]-(p:Person) "
