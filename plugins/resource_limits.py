@@ -55,13 +55,14 @@ _TOKENS = re.compile(
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 
 
-def nesting(text: str, limit: int = 0) -> tuple[int, int]:
+def nesting(text: str, limit: int = 0, cypher: bool = True) -> tuple[int, int]:
     """(deepest expression nesting, offset where it is first reached). With `limit` > 0 the
     scan stops as soon as the nesting exceeds `limit` (the answer is then limit + 1).
 
     Nesting counts open brackets, open `CASE … END`, and chains of prefix operators (`NOT`,
     unary `-`/`+`), which nest the expression after them just as deeply in a parser (a
-    chain's operators stay counted inside a bracket that follows them).
+    chain's operators stay counted inside a bracket that follows them). Not `cypher`
+    (Gremlin): brackets only.
 
     >>> nesting("RETURN [(1), {a: ')'}]")
     (2, 8)
@@ -76,10 +77,12 @@ def nesting(text: str, limit: int = 0) -> tuple[int, int]:
         kind = match.lastgroup
         if kind is None:  # a string, quoted name or comment
             continue
+        token = match.group()
+        if not cypher and (kind in ("is_not", "not", "signs") or token[0] not in "([{)]}"):
+            continue
         if prefix and text[last_end : match.start()].strip():
             prefix = 0  # an operand came between: the chain ended
         last_end = match.end()
-        token = match.group()
         if kind == "is_not":  # `x IS NOT NULL`: a postfix test, nothing nests
             prefix = 0
             continue
@@ -116,7 +119,9 @@ def query_size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def check_text(text: str, max_bytes: int, max_depth: int) -> list[Finding]:
+def check_text(
+    text: str, max_bytes: int, max_depth: int, language: str = "cypher"
+) -> list[Finding]:
     """The findings for `text` under the two limits (0 switches one off)."""
     if max_bytes and len(text) * 4 > max_bytes:  # only then can the byte size exceed it
         size = query_size(text)
@@ -132,7 +137,7 @@ def check_text(text: str, max_bytes: int, max_depth: int) -> list[Finding]:
                 )
             ]
     if max_depth:
-        deepest, where = nesting(text, max_depth)
+        deepest, where = nesting(text, max_depth, cypher=language == "cypher")
         if deepest > max_depth:
             return [
                 Finding(
@@ -151,4 +156,4 @@ def check_text(text: str, max_bytes: int, max_depth: int) -> list[Finding]:
 @hookimpl
 def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
     settings = ctx.settings
-    return check_text(text, settings.max_query_bytes, settings.max_nesting)
+    return check_text(text, settings.max_query_bytes, settings.max_nesting, language)

@@ -210,3 +210,10 @@ def test_limits_section_defaults_and_validation() -> None:
         parse_config({"limits": {"max_nesting": -1}})
     with pytest.raises(ConfigError, match=r"limits\.idle_timeout_seconds"):
         parse_config({"limits": {"idle_timeout_seconds": "soon"}})
+
+
+def test_gremlin_counts_brackets_only() -> None:
+    """`not(…)` is a Gremlin step, not a prefix operator; TinkerPop's own traversals nest ≤ 6."""
+    traversal = "g.V().not(__.out().not(__.in('x'))).values('name')"
+    assert nesting(traversal, cypher=False)[0] == 4
+    assert check_text("g.V()" + ".where(__.out(" * 7 + "'x'" + "))" * 7, 0, 12, "gremlin")
