@@ -86,18 +86,14 @@ def nesting(text: str, limit: int = 0, cypher: bool = True) -> tuple[int, int]:
         if kind == "is_not":  # `x IS NOT NULL`: a postfix test, nothing nests
             prefix = 0
             continue
+        if len(token) > 1 and text[match.start() - 1 : match.start()] in (".", "$", ":"):
+            continue  # a property, parameter or label named case / end
         if kind == "close":
             opener = "CASE" if len(token) == 3 else _CLOSING[token]
             if stack and stack[-1][0].upper() == opener:
                 carried -= stack.pop()[1]
             prefix = 0
             continue
-        if kind == "open" and len(token) == 4 and text[match.start() - 1 : match.start()] in (
-            ".",
-            "$",
-            ":",
-        ):
-            continue  # a property, parameter or label named case
         if kind == "open":
             stack.append((token, prefix))
             carried += prefix
