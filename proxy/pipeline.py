@@ -115,6 +115,13 @@ class Guard:
             if lang.sample:
                 lang.parse(lang.sample)
 
+    def cached(self, text: str, language: str = "cypher") -> Verdict | None:
+        """The cached verdict for `text`, if there is one (cheap: no guard work)."""
+        if self._cache is None:
+            return None
+        with self._cache_lock:
+            return self._cache.get((language, text))
+
     def check(self, text: str, language: str = "cypher") -> Verdict:
         if not isinstance(text, str):
             raise TypeError(f"the query must be a string, not {type(text).__name__}")

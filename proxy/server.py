@@ -41,13 +41,23 @@ def split_address(value: str, key: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+class CypherGuard:
+    """The Bolt frontend's guard callable: every RUN is Cypher. `cached` answers a repeated
+    query on the event loop, without the trip to the guard's thread pool."""
+
+    def __init__(self, guard: Guard) -> None:
+        self.guard = guard
+
+    def __call__(self, query: str, parameters: dict[str, Any]) -> Verdict:
+        return self.guard.check(query, "cypher")
+
+    def cached(self, query: str, parameters: dict[str, Any]) -> Verdict | None:
+        return self.guard.cached(query, "cypher")
+
+
 def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
-    """The Bolt frontend's guard callable: every RUN is Cypher."""
-
-    def check(query: str, parameters: dict[str, Any]) -> Verdict:
-        return guard.check(query, "cypher")
-
-    return check
+    """The Bolt frontend's guard callable (see `CypherGuard`)."""
+    return CypherGuard(guard)
 
 
 class ProxyServer:

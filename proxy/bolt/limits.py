@@ -131,6 +131,10 @@ async def judge(
         return blocked(query, "LIM.PARAMETERS", problem)
     if pool is None:
         return guard(query, parameters)
+    cached = getattr(guard, "cached", None)  # a repeated query: no trip to the pool
+    hit = cached(query, parameters) if cached is not None else None
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
     lane = pool.lane(query)
     future = asyncio.get_running_loop().run_in_executor(lane, guard, query, parameters)
     try:
