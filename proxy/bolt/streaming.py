@@ -85,15 +85,18 @@ class ResultPump:
             ask = want if rows_left < 0 else min(want, rows_left + 1)
             if raw is not None:  # relayed as the upstream framed them
                 records = await raw(ask)
+                data: bytes | bytearray = records[0] if len(records) == 1 else b"".join(records)
+                sizes = [len(r) for r in records]
             else:
-                records = _encoded(await stream.fetch(ask), session)
-            got = len(records)
-            sent, cut = _within(records, rows_left, max_bytes - result.bytes if max_bytes else -1)
+                data, sizes = _encoded(await stream.fetch(ask), session)
+            got = len(sizes)
+            sent, cut = _within(sizes, rows_left, max_bytes - result.bytes if max_bytes else -1)
+            size = len(data) if sent == got else sum(sizes[:sent])
             if not discard and sent:
-                session.write(b"".join(records[:sent]))
+                session.write(data if sent == got else data[:size])
                 await session.out.drain()
             result.records += sent
-            result.bytes += sum(len(r) for r in records[:sent])
+            result.bytes += size
             if cut is not None:
                 await self._cut(result, cut)
                 exhausted = True
@@ -149,27 +152,28 @@ class ResultPump:
         return meta
 
 
-def _encoded(rows: list[list[Any]], session: BoltSession) -> list[bytes]:
-    """One framed RECORD message per row."""
-    out: list[bytes] = []
+def _encoded(rows: list[list[Any]], session: BoltSession) -> tuple[bytearray, list[int]]:
+    """The RECORD messages of `rows`, framed into one buffer, and the size of each."""
+    out = bytearray()
+    sizes: list[int] = []
     for row in rows:
-        buf = bytearray()
-        m.encode_records(buf, [row], session.codec)
-        out.append(bytes(buf))
-    return out
+        start = len(out)
+        m.encode_records(out, [row], session.codec)
+        sizes.append(len(out) - start)
+    return out, sizes
 
 
-def _within(records: list[bytes], rows_left: int, bytes_left: int) -> tuple[int, str | None]:
-    """How many of `records` may go out under the row and byte budgets (-1: unbounded), and
-    why the rest may not (None: all fit)."""
-    if 0 <= rows_left < len(records):
+def _within(sizes: list[int], rows_left: int, bytes_left: int) -> tuple[int, str | None]:
+    """How many records (of `sizes` bytes each) may go out under the row and byte budgets
+    (-1: unbounded), and why the rest may not (None: all fit)."""
+    if 0 <= rows_left < len(sizes):
         sent, cut = rows_left, "more rows than [limits] max_result_rows"
     else:
-        sent, cut = len(records), None
+        sent, cut = len(sizes), None
     if bytes_left >= 0:
         total = 0
         for i in range(sent):
-            total += len(records[i])
+            total += sizes[i]
             if total > bytes_left:
                 return i, "more bytes than [limits] max_result_bytes"
     return sent, cut
