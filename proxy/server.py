@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -21,11 +22,12 @@ from proxy.audit import AuditLog
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
-from proxy.model import Verdict
+from proxy.metrics import Metrics, fan_out
+from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
-from proxy.schema_refresh import SchemaRefresher
+from proxy.schema_source import SchemaSource
 
 log = logging.getLogger(__name__)
 
@@ -42,22 +44,33 @@ def split_address(value: str, key: str) -> tuple[str, int]:
 
 
 class CypherGuard:
-    """The Bolt frontend's guard callable: every RUN is Cypher. `cached` answers a repeated
-    query on the event loop, without the trip to the guard's thread pool."""
+    """The Bolt frontend's guard callable: every RUN is Cypher. `note` adds a finding to each
+    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); `cached`
+    answers a repeated query on the event loop, without the trip to the guard's threads."""
 
-    def __init__(self, guard: Guard) -> None:
+    def __init__(self, guard: Guard, note: Callable[[], Finding | None] | None = None) -> None:
         self.guard = guard
+        self.note = note
 
     def __call__(self, query: str, parameters: dict[str, Any]) -> Verdict:
-        return self.guard.check(query, "cypher")
+        return self._noted(self.guard.check(query, "cypher"))
 
     def cached(self, query: str, parameters: dict[str, Any]) -> Verdict | None:
-        return self.guard.cached(query, "cypher")
+        verdict = self.guard.cached(query, "cypher")
+        return None if verdict is None else self._noted(verdict)
+
+    def _noted(self, verdict: Verdict) -> Verdict:
+        extra = self.note() if self.note is not None else None
+        if extra is None or verdict.blocked:
+            return verdict
+        return dataclasses.replace(verdict, findings=(*verdict.findings, extra))
 
 
-def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
+def cypher_guard(
+    guard: Guard, note: Callable[[], Finding | None] | None = None
+) -> Callable[[str, dict[str, Any]], Verdict]:
     """The Bolt frontend's guard callable (see `CypherGuard`)."""
-    return CypherGuard(guard)
+    return CypherGuard(guard, note)
 
 
 class ProxyServer:
@@ -75,10 +88,12 @@ class ProxyServer:
         self.schema: SchemaCatalog | None = None
         self.bolt: Any = None
         self.audit: AuditLog | None = None
-        self.refresher: SchemaRefresher | None = None
+        self.source: SchemaSource | None = None  # where the schema comes from, and when
         self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
         self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
         self.http: Any = None  # HttpFrontend when [server] http is set
+        self.metrics = Metrics()
+        self.on_query: Callable[..., None] = self.metrics
 
     @property
     def bolt_port(self) -> int:
@@ -88,6 +103,11 @@ class ProxyServer:
     def bolt_address(self) -> str:
         """Where clients connect (`host:port`, the real port when the config said 0)."""
         return f"{self.bolt.host}:{self.bolt.port}"
+
+    @property
+    def schema_source(self) -> str:
+        """How the schema was (or will be) obtained (`serve` prints it)."""
+        return self.source.description if self.source is not None else ""
 
     @property
     def backend_description(self) -> str:
@@ -101,13 +121,16 @@ class ProxyServer:
                 str(self.config.audit["path"]),
                 include_parameters=bool(self.config.audit["include_parameters"]),
             )
+            self.on_query = fan_out(self.audit, self.metrics)
             self.backend = await self._start_backend()
-            self.schema = await self._load_schema()
+            self.source = SchemaSource(self.config, self.backend, self._backend_auth_hook())
+            self.schema = await self.source.load()
             self.guard = build_guard(
                 self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
             )
             self.guard.warm_up()  # the first client query must not pay for building parsers
-            self._start_schema_refresh()
+            self.source.start(self.guard, self._found_schema)
+            log.info("schema: %s", self.schema_source)
             await self._start_frontends()
         except BaseException:
             await self.close()
@@ -117,9 +140,8 @@ class ProxyServer:
         """Stop listening, then the backend, then the embedded database (each step runs even
         when an earlier one fails)."""
         try:
-            if self.refresher is not None:
-                refresher, self.refresher = self.refresher, None
-                await refresher.close()
+            if self.source is not None:
+                await self.source.close()
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
@@ -168,37 +190,8 @@ class ProxyServer:
         await backend.start()
         return backend
 
-    async def _load_schema(self) -> SchemaCatalog | None:
-        threshold = self.config.guard.reciprocity_threshold
-        path = str(self.config.guard_raw["schema"])
-        if path:
-            return SchemaCatalog.load(path, reciprocity_threshold=threshold)
-        if not self.config.guard_raw["discover_schema"]:
-            return None
-        from proxy.discovery import discover_schema
-
-        try:
-            data = await discover_schema(self.backend, reciprocity_threshold=threshold)
-        except Exception as exc:  # a proxy without a schema still guards security and limits
-            log.warning("schema discovery failed, schema rules are off: %s", exc)
-            return None
-        return SchemaCatalog.from_dict(data, reciprocity_threshold=threshold)
-
-    def _start_schema_refresh(self) -> None:
-        """Re-discover a discovered schema every `guard.schema_ttl_seconds` (0: never)."""
-        ttl = int(self.config.guard_raw["schema_ttl_seconds"])
-        if self.schema is None or self.config.guard_raw["schema"] or ttl <= 0:
-            return
-        from proxy.discovery import discover_schema
-
-        backend, threshold = self.backend, self.config.guard.reciprocity_threshold
-        assert self.guard is not None
-
-        async def discover() -> dict[str, Any]:
-            return await discover_schema(backend, reciprocity_threshold=threshold)
-
-        self.refresher = SchemaRefresher(self.guard, discover, ttl, threshold)
-        self.refresher.start()
+    def _found_schema(self, schema: SchemaCatalog) -> None:
+        self.schema = schema
 
     async def _start_frontends(self) -> None:
         await self._start_gremlin()
@@ -217,15 +210,17 @@ class ProxyServer:
         self.bolt = BoltFrontend(
             host,
             port,
-            cypher_guard(self.guard),
+            cypher_guard(self.guard, self.source.note if self.source else None),
             self.backend,
             advertised,
-            on_query=self.audit,
+            on_query=self.on_query,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
             limits=BoltLimits.from_config(self.config.limits),
         )
         await self.bolt.start()
+        bolt_front = self.bolt
+        self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
 
     async def _start_gremlin(self) -> None:
         """The Gremlin Server front on `[server] gremlin` (see `proxy.gremlin_service`)."""
@@ -242,7 +237,7 @@ class ProxyServer:
         service = self.gremlin_service
         assert service is not None
         self.gremlin = GremlinFrontend(
-            host, port, service.check, service.backend.submit, on_query=self.audit
+            host, port, service.check, service.backend.submit, on_query=self.on_query
         )
         await self.gremlin.start()
 
@@ -260,10 +255,16 @@ class ProxyServer:
             self.guard,
             self.backend,
             repairer=build_repairer(self.guard, self.config),
-            on_query=self.audit,
+            on_query=self.on_query,
         )
         database = str(self.config.backend["database"]) or "neo4j"
-        self.http = HttpFrontend(host, port, service, database=database, ready=self._readiness)
+        from proxy.frontends.mcp import build_mcp
+
+        gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
+        self.http = HttpFrontend(
+            host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
+            mcp=build_mcp(service, gremlin=gremlin),
+        )  # fmt: skip
         await self.http.start()
 
     async def _readiness(self) -> dict[str, Any]:
@@ -279,6 +280,12 @@ class ProxyServer:
         return {"backend": backend, "schema": schema}
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
+        """The backend's hook, followed by schema discovery in the first session that gets in
+        while the schema waits for a client's credentials (`SchemaSource`)."""
+        check = self._backend_auth_hook()
+        return self.source.wrap_authenticate(check) if self.source is not None else check
+
+    def _backend_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
         backend also checks them upstream at LOGON)."""
         if not getattr(self.backend, "passthrough", False):
@@ -420,6 +427,7 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        print(f"query-guard schema: {server.schema_source}", flush=True)
         if server.http is not None:
             print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
                   flush=True)  # fmt: skip

@@ -66,7 +66,9 @@ class QueryService:
         question: str | None = None,
         database: str | None = None,
         max_rows: int = 10_000,
+        tx: Any = None,
     ) -> QueryResult:
+        """Guard and run `text` (in `tx`, an open backend transaction, when given)."""
         params = dict(parameters or {})
         started = time.perf_counter()
         event: dict[str, Any] = {
@@ -79,7 +81,7 @@ class QueryService:
             if verdict.blocked:
                 event["final_query"] = None
                 return QueryResult(verdict)
-            result = await self._execute(verdict, params, question, database, max_rows, event)
+            result = await self._execute(verdict, params, question, database, max_rows, event, tx)
             event["final_query"] = result.query
             if result.error is not None:
                 event["error"] = result.error.code
@@ -96,11 +98,16 @@ class QueryService:
         database: str | None,
         max_rows: int,
         event: dict[str, Any],
+        tx: Any = None,
     ) -> QueryResult:
         started = time.perf_counter()
         final = verdict.to_run
+        if verdict.explain:  # answered by the proxy: no rows, never executed (DESIGN §4.5)
+            return QueryResult(verdict, query=final)
 
         async def execute(text: str, parameters: dict[str, Any]) -> ResultStream:
+            if tx is not None:
+                return await tx.run(text, parameters)  # type: ignore[no-any-return]
             return await self.backend.run(text, parameters, database)  # type: ignore[no-any-return]
 
         repairer = self.repairer
@@ -111,6 +118,9 @@ class QueryService:
                 check=self.guard.check,
                 parameters=params,
                 question=question,
+                # a failed statement ends a transaction on Neo4j: in one, only empty results
+                # are repaired (as on the Bolt front)
+                retry_errors=tx is None,
             )
             attempts = [a.to_dict() for a in outcome.attempts] if len(outcome.attempts) > 1 else []
             verdict = outcome.verdict(verdict)

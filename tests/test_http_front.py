@@ -141,3 +141,77 @@ def test_bad_bodies_are_refused_clearly(base: str) -> None:
     assert status == 400
     status, _ = call(base, "POST", "/v1/query", raw=b"x" * (2 * 1024 * 1024))
     assert status == 413
+
+
+def test_metrics_count_queries_by_front_verdict_and_code(base: str) -> None:
+    call(base, "POST", "/v1/query", {"query": "MATCH (n) DETACH DELETE n"})
+    call(base, "POST", "/db/neo4j/query/v2", {"statement": "MATCH (m:Movie) RETURN m.title"})
+    status, text = call(base, "GET", "/metrics")
+    assert status == 200
+    lines = text.splitlines()
+
+    def value(prefix: str) -> float:
+        return sum(float(x.rsplit(" ", 1)[1]) for x in lines if x.startswith(prefix))
+
+    assert value('query_guard_queries_total{front="http",language="cypher",verdict="block"}') >= 1
+    assert value('query_guard_findings_total{code="SEC.WRITE",front="http"}') >= 1
+    assert value('query_guard_queries_total{front="http-query-v2"') >= 1
+    assert value('query_guard_backend_seconds_count{front="http-query-v2"}') >= 1
+
+
+def test_query_api_explicit_transactions(base: str) -> None:
+    status, body = call(base, "POST", "/db/neo4j/query/v2/tx", {
+        "statement": "MATCH (p:Person {name: $n}) RETURN p.born AS born",
+        "parameters": {"n": "Tom Hanks"}})  # fmt: skip
+    assert status == 202 and body["data"]["values"] == [[1956]]
+    tx = body["transaction"]["id"]
+    assert body["transaction"]["expires"]
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}", {
+        "statement": "MATCH (m:Movie {title: 'Cast Away'}) RETURN m.released AS r"})
+    assert status == 202 and body["data"]["values"] == [[2000]]
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}/commit", {})
+    assert status == 202 and "bookmarks" in body
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}", {"statement": "RETURN 1"})
+    assert status == 404
+    assert body["errors"][0]["code"] == "Neo.ClientError.Transaction.TransactionNotFound"
+
+
+def test_a_blocked_statement_rolls_its_transaction_back(base: str) -> None:
+    status, body = call(base, "POST", "/db/neo4j/query/v2/tx", {})
+    tx = body["transaction"]["id"]
+    status, body = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}", {
+        "statement": "CREATE (:Person {name: 'mallory'})"})
+    assert status == 400 and body["errors"][0]["code"].endswith("Forbidden")
+    status, _ = call(base, "POST", f"/db/neo4j/query/v2/tx/{tx}/commit", {})
+    assert status == 404
+    status, body = call(base, "POST", "/db/neo4j/query/v2/tx", {})
+    tx = body["transaction"]["id"]
+    assert call(base, "DELETE", f"/db/neo4j/query/v2/tx/{tx}")[0] == 200
+
+
+def test_mcp_over_streamable_http(base: str) -> None:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async def go() -> Any:
+        async with streamablehttp_client(base + "/mcp") as (read, write, _), ClientSession(
+            read, write
+        ) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            result = await session.call_tool(
+                "read_cypher", {"query": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born"}
+            )
+            return names, json.loads(result.content[0].text)
+
+    names, result = asyncio.run(go())
+    assert {"read_cypher", "get_context", "check_query"} <= names
+    assert result["rows"] == [[1956]]
+
+
+def test_explain_is_answered_without_rows_and_never_executed(base: str) -> None:
+    query = "/db/neo4j/query/v2"
+    status, body = call(base, "POST", query, {"statement": "EXPLAIN CREATE (:QgProbe {n: 1})"})
+    assert status == 202 and body["data"]["values"] == []
+    status, body = call(base, "POST", query, {"statement": "MATCH (n:QgProbe) RETURN count(n)"})
+    assert body["data"]["values"] == [[0]]

@@ -1,5 +1,6 @@
 """The HTTP front (aiohttp): Neo4j's Query API v2 and legacy transactional endpoint, the guard
-API (`/v1/*`, described by `/openapi.json`), `/health` and `/ready`.
+API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready`, `/metrics` (Prometheus) and
+the MCP server at `/mcp` (streamable HTTP).
 
 Every query goes through `proxy.service.QueryService` — the same guard, repair loop and audit
 as the Bolt front — and every response carries the guard's findings in a `queryGuard` object.
@@ -8,16 +9,20 @@ Errors use the Bolt front's Neo4j status codes. Bodies over `max_body` bytes are
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp_asgi import ASGIResource
 
 from proxy.bolt import diagnostics as diag
+from proxy.frontends.http_tx import HttpTransactions
 from proxy.frontends.json_values import to_json
 from proxy.grounding_context import context_text, reciprocity_notes, schema_text
+from proxy.metrics import CONTENT_TYPE, Metrics
 from proxy.model import Verdict
 from proxy.service import QueryResult, QueryService
 
@@ -41,8 +46,14 @@ class HttpFrontend:
         ready: Ready | None = None,
         max_body: int = MAX_BODY,
         max_rows: int = 10_000,
+        metrics: Metrics | None = None,
+        mcp: Any = None,
     ) -> None:
         self.host, self.port = host, port
+        self.metrics = metrics
+        self._mcp = mcp  # a FastMCP app served at /mcp (streamable HTTP)
+        self._mcp_stop = asyncio.Event()
+        self._mcp_task: asyncio.Task[None] | None = None
         self.service = service
         self.databases = {database, "neo4j"}
         self._ready = ready
@@ -53,15 +64,23 @@ class HttpFrontend:
         r.add_get("/health", self._health)
         r.add_get("/ready", self._readiness)
         r.add_get("/openapi.json", self._openapi)
+        r.add_get("/metrics", self._metrics)
         r.add_post("/v1/check", self._check)
         r.add_post("/v1/query", self._query)
         r.add_get("/v1/schema", self._schema)
         r.add_get("/v1/context", self._context)
         r.add_post("/db/{db}/query/v2", self._query_v2)
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
+        self.transactions = HttpTransactions(service.backend, self._run_in_tx, _v2_answer)
+        self.transactions.routes(r)
+        if mcp is not None:
+            # registered last: the MCP app answers /mcp, every other path stays ours
+            r.register_resource(ASGIResource(mcp.streamable_http_app(), root_path="/"))
         self.app = app
 
     async def start(self) -> None:
+        if self._mcp is not None:
+            self._mcp_task = asyncio.create_task(self._run_mcp_sessions())
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -72,14 +91,31 @@ class HttpFrontend:
         log.info("http frontend listening on %s:%d", self.host, self.port)
 
     async def close(self) -> None:
+        await self.transactions.close()
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
+        if self._mcp_task is not None:
+            self._mcp_stop.set()
+            await self._mcp_task
+
+    async def _run_mcp_sessions(self) -> None:
+        """The MCP session manager lives in one task of its own (its task group must be
+        entered and left by the same task)."""
+        async with self._mcp.session_manager.run():
+            await self._mcp_stop.wait()
 
     # ------------------------------------------------------------------ health
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        if self.metrics is None:
+            raise web.HTTPNotFound()
+        response = web.Response(body=self.metrics.render())
+        response.headers["Content-Type"] = CONTENT_TYPE
+        return response
 
     async def _readiness(self, request: web.Request) -> web.Response:
         state = await self._ready() if self._ready is not None else {"backend": True}
@@ -150,21 +186,15 @@ class HttpFrontend:
             _text(body, "statement"), _parameters(body), front="http-query-v2",
             client=request.remote or "", database=db, max_rows=self.max_rows,
         )  # fmt: skip
-        if result.blocked:
-            return _blocked(result.verdict)
-        if result.error is not None:
-            return _failed(result)
-        return web.json_response(
-            {
-                "data": {
-                    "fields": result.fields,
-                    "values": [[to_json(v) for v in row] for row in result.rows],
-                },
-                "bookmarks": [],
-                "queryGuard": _guard_json(result),
-            },
-            status=202,
-        )
+        answer = _v2_answer(result)
+        return answer if isinstance(answer, web.Response) else web.json_response(answer, status=202)
+
+    async def _run_in_tx(self, request: web.Request, body: dict[str, Any], tx: Any) -> QueryResult:
+        self._database(request)
+        return await self.service.run(
+            _text(body, "statement"), _parameters(body), front="http-query-v2",
+            client=request.remote or "", max_rows=self.max_rows, tx=tx,
+        )  # fmt: skip
 
     async def _tx_commit(self, request: web.Request) -> web.Response:
         db = self._database(request)
@@ -241,6 +271,22 @@ def _parameters(body: dict[str, Any]) -> dict[str, Any]:
 def _bad_request(message: str) -> web.HTTPBadRequest:
     error = {"code": diag.REQUEST_INVALID, "message": message}
     return web.HTTPBadRequest(text=json.dumps({"errors": [error]}), content_type="application/json")
+
+
+def _v2_answer(result: QueryResult) -> dict[str, Any] | web.Response:
+    """A Query API v2 body for a result, or the error response for a blocked/failed one."""
+    if result.blocked:
+        return _blocked(result.verdict)
+    if result.error is not None:
+        return _failed(result)
+    return {
+        "data": {
+            "fields": result.fields,
+            "values": [[to_json(v) for v in row] for row in result.rows],
+        },
+        "bookmarks": [],
+        "queryGuard": _guard_json(result),
+    }
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
