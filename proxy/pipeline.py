@@ -28,8 +28,11 @@ log = logging.getLogger(__name__)
 MAX_ROUNDS = 3
 # Rules whose crash blocks the query: without them a write or an unbounded result could pass.
 FAIL_CLOSED_RULES = frozenset(
-    {"read_only", "gremlin_read_only", "limits", "gremlin_limits", "resource_limits"}
-)
+    {
+        "read_only", "gremlin_read_only", "sql_read_only",
+        "limits", "gremlin_limits", "sql_limits", "resource_limits",
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -140,7 +140,7 @@ class Crashing:
         raise RecursionError("maximum recursion depth exceeded")
 
 
-@pytest.mark.parametrize("rule", ["read_only", "limits", "resource_limits"])
+@pytest.mark.parametrize("rule", ["read_only", "limits", "resource_limits", "gremlin_read_only"])
 def test_a_crashed_security_or_limit_rule_blocks(rule: str) -> None:
     pm = build_plugin_manager(builtins=(), extra=[Crashing(rule)], entry_points=False)
     verdict = Guard(pm, GuardContext()).check("MATCH (m:Movie) RETURN m")
