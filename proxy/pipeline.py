@@ -11,7 +11,6 @@ import contextlib
 import difflib
 import logging
 import re
-import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from typing import Any
 import pluggy
 from cachetools import LRUCache
 
+from proxy.caches import verdict_cache
 from proxy.context import GuardContext
 from proxy.model import Action, Edit, Finding, Severity, Verdict, apply_edits
 
@@ -104,7 +104,7 @@ class Guard:
         self.ctx = ctx
         self.languages = languages or default_languages(ctx.settings.sql_dialect)
         size = ctx.settings.cache_size if cache_size is None else cache_size
-        self._cache: LRUCache[tuple[str, str], Verdict] | None = _verdict_cache(
+        self._cache: LRUCache[tuple[str, str], Verdict] | None = verdict_cache(
             size, ctx.settings.cache_bytes
         )
         self._cache_max_query = ctx.settings.cache_max_query_bytes
@@ -265,30 +265,6 @@ class Guard:
                     finding = finding.with_span(finding.span, impl.plugin_name)
                 out.append(finding)
         return out
-
-
-# ---------------------------------------------------------------- verdict cache
-
-
-def _verdict_cache(entries: int, max_bytes: int) -> LRUCache[tuple[str, str], Verdict] | None:
-    """An LRU of at most `entries` verdicts and about `max_bytes` bytes (0: that bound is
-    off; both 0 or `entries` 0: no cache). Each entry costs at least `max_bytes / entries`."""
-    if entries <= 0:
-        return None
-    if max_bytes <= 0:
-        return LRUCache(maxsize=entries)
-    floor = max(1, max_bytes // entries)
-
-    def cost(verdict: Verdict) -> int:
-        return max(floor, verdict_bytes(verdict))
-
-    return LRUCache(maxsize=max_bytes, getsizeof=cost)
-
-
-def verdict_bytes(verdict: Verdict) -> int:
-    """Approximate memory held by a cached verdict and its key (the query text)."""
-    texts = sys.getsizeof(verdict.query) + sys.getsizeof(verdict.original or "")
-    return 2 * texts + 400 * (1 + len(verdict.findings))
 
 
 # ---------------------------------------------------------------- edits and spans

@@ -21,6 +21,7 @@ import pluggy
 from cachetools import LRUCache
 
 from proxy.backends.base import BackendError, BackendUnavailable, ResultStream
+from proxy.caches import parse_cache
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
@@ -48,15 +49,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-PARSE_CACHE = 1024  # entries at most
-PARSE_COST = 50  # bytes of a parse per character of its text (measured: ~42)
 _MISSING = object()
-
-
-def _parse_cost(parsed: CypherQuery | None, floor: int) -> int:
-    """Approximate bytes a cached parse holds (at least `floor`, which bounds the count)."""
-    text = getattr(parsed, "text", "") if parsed is not None else ""
-    return max(floor, PARSE_COST * len(text) + 1024)
 
 
 def never_repaired(query: CypherQuery | None) -> str | None:
@@ -85,12 +78,10 @@ class Repairer:
         self.ctx = ctx or GuardContext()
         # parses of the texts the loop judges (clients repeat parameterised queries), bounded
         # by approximate bytes: a parse holds ~42x its text (AST, tokens, scopes)
-        limits = self.ctx.settings
-        budget = limits.cache_bytes or PARSE_CACHE * PARSE_COST * 1024
-        self._parses: LRUCache[str, CypherQuery | None] = LRUCache(
-            maxsize=budget, getsizeof=lambda parsed: _parse_cost(parsed, budget // PARSE_CACHE)
+        self._parses: LRUCache[str, CypherQuery | None] = parse_cache(
+            self.ctx.settings.cache_bytes
         )
-        self._parse_max_query = limits.cache_max_query_bytes
+        self._parse_max_query = self.ctx.settings.cache_max_query_bytes
 
     def parse(self, text: str) -> CypherQuery | None:
         """The parsed query (None when it does not parse), cached per repairer (short ones)."""

@@ -72,6 +72,20 @@ class GuardPool:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
+def connection_refusal(open_hosts: list[str], host: str, limits: BoltLimits) -> str | None:
+    """Why a new connection from `host` is one too many, given the client addresses of the
+    open ones (None: accept it)."""
+    if limits.max_connections and len(open_hosts) >= limits.max_connections:
+        return f"refused: {len(open_hosts)} connections open ([limits] max_connections)"
+    per_client = limits.max_connections_per_client
+    if per_client and open_hosts.count(host) >= per_client:
+        return (
+            f"refused: {per_client} connections from {host} open "
+            "([limits] max_connections_per_client)"
+        )
+    return None
+
+
 def blocked(query: str, code: str, message: str) -> Verdict:
     """A verdict that refuses `query` with one error finding."""
     finding = Finding(code, Severity.ERROR, message, (0, 0), rule="bolt")

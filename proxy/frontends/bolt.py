@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from proxy.backends.base import Backend
 from proxy.bolt import messages as m
 from proxy.bolt.handshake import SUPPORTED_VERSIONS, HandshakeError, ServerHandshake, Version
-from proxy.bolt.limits import BoltLimits, GuardPool
+from proxy.bolt.limits import BoltLimits, GuardPool, connection_refusal
 from proxy.bolt.session import (
     Authenticate,
     BoltSession,
@@ -102,16 +102,8 @@ class BoltProtocol(asyncio.Protocol):
 
     def _refusal(self) -> str | None:
         """Why this connection is one too many (`[limits] max_connections[_per_client]`)."""
-        limits = self.ctx.limits
-        live = [c for c in self._connections if not c.closed]
-        if limits.max_connections and len(live) >= limits.max_connections:
-            return f"refused: {len(live)} connections open ([limits] max_connections)"
-        per_client = limits.max_connections_per_client
-        if per_client and sum(1 for c in live if c.host == self.host) >= per_client:
-            return f"refused: {per_client} connections from {self.host} open " + (
-                "([limits] max_connections_per_client)"
-            )
-        return None
+        hosts = [c.host for c in self._connections if not c.closed]
+        return connection_refusal(hosts, self.host, self.ctx.limits)
 
     def _idle_check(self) -> None:
         """Close a connection that completed no message for `idle_timeout` seconds (a
