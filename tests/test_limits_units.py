@@ -3,6 +3,7 @@ PackStream value budget, fail-closed rules, byte-bounded caches, the `[limits]` 
 
 from __future__ import annotations
 
+import asyncio
 import tracemalloc
 from typing import Any
 
@@ -11,8 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plugins.resource_limits import check_text, nesting
+from proxy.backends.bolt_relay import BoltRelayBackend
 from proxy.bolt import messages as m
 from proxy.bolt.packstream import TooManyValues, Unpacker, packb
+from proxy.bolt.upstream import Response
 from proxy.bolt.values import ValueCodec
 from proxy.config import parse_config
 from proxy.context import GuardContext
@@ -217,3 +220,26 @@ def test_gremlin_counts_brackets_only() -> None:
     traversal = "g.V().not(__.out().not(__.in('x'))).values('name')"
     assert nesting(traversal, cypher=False)[0] == 3
     assert check_text("g.V()" + ".where(__.out(" * 7 + "'x'" + "))" * 7, 0, 12, "gremlin")
+
+
+# ---------------------------------------------------------------- Bolt upstream timeout
+
+
+def test_bolt_upstreams_get_the_query_timeout_as_tx_timeout() -> None:
+    relay = BoltRelayBackend("bolt://127.0.0.1:7687", query_timeout_ms=1500, read_only=True)
+    assert relay._extra(None) == {"mode": "r", "tx_timeout": 1500}
+    assert "tx_timeout" not in BoltRelayBackend("bolt://127.0.0.1:7687")._extra(None)
+
+
+def test_an_upstream_timeout_failure_reads_lim_timeout() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        reply = Response(loop.create_future(), None)
+    finally:
+        loop.close()
+    reply.tag = m.FAILURE
+    code = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration"
+    reply.metadata = {"code": code, "message": "terminated: timed out after 1500 ms"}
+    error = reply.error("RUN")
+    assert error.code == code  # a ClientError: drivers do not retry it
+    assert error.message.startswith("LIM.TIMEOUT:") and "query_timeout_ms" in error.message
