@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 BUILTIN_RULES: tuple[str, ...] = (
     "plugins.resource_limits",  # first: nothing else may see an oversized or deep query
     "plugins.fences",
+    "plugins.falkordb_dialect",
+    "plugins.compat_procedures",
     "plugins.fix_rel_types",
     "plugins.align_directions",
     "plugins.redirect_self_loops",
