@@ -60,6 +60,8 @@ class Proxy:
         lines += [f'{k} = "{v}"' for k, v in backend.items()]
         lines += ["[audit]", f'path = "{tmp / "audit.jsonl"}"']
         lines += ["[repair]", f"enabled = {str(repair).lower()}"]
+        # 1,000 idle connections from this one host: above the default connection caps
+        lines += ["[limits]", "max_connections = 2000", "max_connections_per_client = 2000"]
         tmp.mkdir(parents=True, exist_ok=True)
         (tmp / "bench.toml").write_text("\n".join(lines) + "\n")
         self.proc = subprocess.Popen(

@@ -71,6 +71,14 @@ CODES: dict[str, Code] = {
     "LIM.INJECTED": Code("info", "no LIMIT: the default limit appended"),
     "LIM.CAPPED": Code("info", "LIMIT above the maximum lowered to it"),
     "LIM.FULL_SCAN": Code("warning", "unfiltered full-graph scan (`g.V()`, `g.E()`)"),
+    "LIM.QUERY_SIZE": Code("error", "query text above `[limits] max_query_bytes` (pre-parse)"),
+    "LIM.NESTING": Code("error", "brackets nested deeper than `[limits] max_nesting` (pre-parse)"),
+    "LIM.PARAMETERS": Code("error", "parameters above their count, byte or nesting limit"),
+    "LIM.MESSAGE_SIZE": Code(
+        "error", "a Bolt message holding more PackStream values than `max_message_elements`"
+    ),
+    "LIM.RESULT_SIZE": Code("warning", "a result cut off at `max_result_rows`/`max_result_bytes`"),
+    "LIM.TIMEOUT": Code("error", "the database's query timeout or the guard's time budget ran out"),
     "SEC.WRITE": Code("error", "a write, schema or administration command on a read-only endpoint"),
     "SEC.PROCEDURE": Code(
         "error", "a procedure or function that writes, runs code or loads data; unlisted functions"

@@ -86,6 +86,26 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "relaxation": ((bool,), True),
         "speculative": ((str,), "suggest"),
     },
+    # resource limits (issue 8); 0 switches one off. Read by plugins/resource_limits.py (text),
+    # the Bolt front (parameters, messages, results, connections, guard budget) and backends.
+    "limits": {
+        "max_query_bytes": ((int,), 64 * 1024),
+        "max_nesting": ((int,), 12),
+        "max_parameters": ((int,), 100),
+        "max_parameter_bytes": ((int,), 1024 * 1024),
+        "max_parameter_depth": ((int,), 8),
+        "max_message_elements": ((int,), 100_000),
+        "max_result_rows": ((int,), -1),
+        "max_result_bytes": ((int,), 256 * 1024 * 1024),
+        "query_timeout_ms": ((int,), 30_000),
+        "guard_timeout_ms": ((int,), 5_000),
+        "guard_workers": ((int,), 2),
+        "cache_bytes": ((int,), 64 * 1024 * 1024),
+        "cache_max_query_bytes": ((int,), 16 * 1024),
+        "idle_timeout_seconds": ((int, float), 600),
+        "max_connections": ((int,), 1000),
+        "max_connections_per_client": ((int,), 200),
+    },
 }
 _FREE_TABLES = {"rules", "gremlin", "repair.llm"}
 # `[repair.llm]`: the optional LLM repair plugin (plugins/llm_repair.py); off without base_url.
@@ -115,6 +135,11 @@ class GuardSettings:
     # closed: serve does not start / the query is blocked)
     on_rule_error: str = "warn"
     sql_dialect: str = "postgres"  # any sqlglot dialect: how SQL queries are read
+    # resource limits the pure pipeline needs ([limits]; 0 = off)
+    max_query_bytes: int = 64 * 1024
+    max_nesting: int = 12
+    cache_bytes: int = 64 * 1024 * 1024  # verdict / parse caches, approximate bytes
+    cache_max_query_bytes: int = 16 * 1024  # longer queries are never cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +170,7 @@ class Config:
     gremlin: Mapping[str, Any] = field(default_factory=dict)
     source: str = "<defaults>"
     compat: CompatSettings = field(default_factory=CompatSettings)
+    limits: Mapping[str, Any] = field(default_factory=dict)
 
     def rule_options(self, rule: str) -> Mapping[str, Any]:
         return self.rules.get(rule, {})
@@ -191,7 +217,8 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
         for key, (_, default) in keys.items():
             out.setdefault(key, default)
         sections[name] = out
-    guard = _guard_settings(sections["guard"])
+    limits = _limits(sections["limits"], sections["guard"])
+    guard = _guard_settings(sections["guard"], limits)
     gremlin = dict(raw.get("gremlin", {}))
     _validate_gremlin(gremlin)
     rules = raw.get("rules", {})
@@ -209,6 +236,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
         gremlin=gremlin,
         source=source,
         compat=_compat_settings(sections["compat"]),
+        limits=limits,
     )
 
 
@@ -241,7 +269,20 @@ def _validate_gremlin(table: Mapping[str, Any]) -> None:
     gremlin_settings(table)
 
 
-def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
+def _limits(table: Mapping[str, Any], guard: Mapping[str, Any]) -> dict[str, Any]:
+    """`[limits]` checked; `max_result_rows = -1` resolved to `[guard] max_limit`."""
+    out = dict(table)
+    for key, value in out.items():
+        if value < 0 and not (key == "max_result_rows" and value == -1):
+            raise ConfigError(f"limits.{key}", f"must be ≥ 0 (0 switches it off), got {value}")
+    if out["max_result_rows"] == -1:
+        out["max_result_rows"] = guard["max_limit"]
+    if out["guard_workers"] < 1:
+        raise ConfigError("limits.guard_workers", "must be ≥ 1")
+    return out
+
+
+def _guard_settings(g: Mapping[str, Any], limits: Mapping[str, Any]) -> GuardSettings:
     for key in ("default_limit", "max_limit", "cache_size"):
         if g[key] < 0:
             raise ConfigError(f"guard.{key}", f"must be ≥ 0 (0 switches it off), got {g[key]}")
@@ -271,6 +312,10 @@ def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
         reciprocity_threshold=float(g["reciprocity_threshold"]),
         disable=tuple(g["disable"]),
         cache_size=g["cache_size"],
+        max_query_bytes=limits["max_query_bytes"],
+        max_nesting=limits["max_nesting"],
+        cache_bytes=limits["cache_bytes"],
+        cache_max_query_bytes=limits["cache_max_query_bytes"],
     )
 
 

@@ -7,9 +7,11 @@ most `MAX_ROUNDS`). Findings are reported with spans in the *original* text's co
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,12 +19,20 @@ from typing import Any
 import pluggy
 from cachetools import LRUCache
 
+from proxy.caches import verdict_cache
 from proxy.context import GuardContext
 from proxy.model import Action, Edit, Finding, Severity, Verdict, apply_edits
 
 log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 3
+# Rules whose crash blocks the query: without them a write or an unbounded result could pass.
+FAIL_CLOSED_RULES = frozenset(
+    {
+        "read_only", "gremlin_read_only", "sql_read_only",
+        "limits", "gremlin_limits", "sql_limits", "resource_limits",
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -98,15 +108,18 @@ class Guard:
         self.ctx = ctx
         self.languages = languages or default_languages(ctx.settings.sql_dialect)
         size = ctx.settings.cache_size if cache_size is None else cache_size
-        self._cache: LRUCache[tuple[str, str], Verdict] | None = (
-            LRUCache(maxsize=size) if size > 0 else None
+        self._cache: LRUCache[tuple[str, str], Verdict] | None = verdict_cache(
+            size, ctx.settings.cache_bytes
         )
+        self._cache_max_query = ctx.settings.cache_max_query_bytes
+        self._cache_lock = threading.Lock()
 
     def use_schema(self, schema: Any) -> None:
         """Swap in a re-discovered schema catalog; cached verdicts were made with the old one."""
         self.ctx = replace(self.ctx, schema=schema)
         if self._cache is not None:
-            self._cache.clear()
+            with self._cache_lock:
+                self._cache.clear()
 
     def warm_up(self) -> None:
         """Build every language's parser now, so the first client query does not pay for it."""
@@ -114,16 +127,28 @@ class Guard:
             if lang.sample:
                 lang.parse(lang.sample)
 
+    def cached(self, text: str, language: str = "cypher") -> Verdict | None:
+        """The cached verdict for `text`, if there is one (cheap: no guard work)."""
+        if self._cache is None:
+            return None
+        with self._cache_lock:
+            return self._cache.get((language, text))
+
     def check(self, text: str, language: str = "cypher") -> Verdict:
         if not isinstance(text, str):
             raise TypeError(f"the query must be a string, not {type(text).__name__}")
-        if self._cache is not None:
-            hit = self._cache.get((language, text))
+        cache = self._cache
+        if cache is not None and self._cache_max_query and len(text) > self._cache_max_query:
+            cache = None  # a long query is rarely repeated; caching it would cost its size
+        if cache is not None:
+            with self._cache_lock:  # frontends call the guard from a thread pool
+                hit = cache.get((language, text))
             if hit is not None:
                 return hit
         verdict = self._check(text, language)
-        if self._cache is not None:
-            self._cache[(language, text)] = verdict
+        if cache is not None:
+            with self._cache_lock, contextlib.suppress(ValueError):  # ValueError: too big
+                cache[(language, text)] = verdict
         return verdict
 
     # ------------------------------------------------------------------ the rounds
@@ -141,6 +166,10 @@ class Guard:
         pending: list[Edit] = []  # edits applied to `text` after `parsed` was made
         for round_no in range(MAX_ROUNDS + 1):
             text_findings = self._run_text_rules(text, language)
+            if any(f.severity is Severity.ERROR for f in text_findings):
+                # e.g. LIM.NESTING: such text must never reach the parser (or a rule)
+                latest = _map_findings(text_findings, history)
+                return self._verdict(original, text, kept, latest)
             edits = _select_edits(text_findings)
             if edits:
                 kept += _map_findings(_applied(text_findings, edits), history)
@@ -228,20 +257,29 @@ class Guard:
     def _call(self, hook_name: str, kwargs: dict[str, Any]) -> list[Finding]:
         """Call every implementation in pluggy's order, tagging findings with the plugin name.
 
-        A rule that raises must not take the proxy down: its failure becomes a warning."""
+        A rule that raises must not take the proxy down: its failure becomes a finding — an
+        error (the query is blocked: fail closed) for the rules that keep the database safe
+        and results bounded (`FAIL_CLOSED_RULES`) or for every rule under
+        `[guard] on_rule_error = "block"`; else a warning."""
         hook = getattr(self.pm.hook, hook_name)
         out: list[Finding] = []
         for impl in reversed(hook.get_hookimpls()):
             args = {name: kwargs[name] for name in impl.argnames}
             try:
                 result = impl.function(**args)
-            except Exception as exc:  # a plugin bug: report, never crash the guard
+            except Exception as exc:  # a plugin bug (or RecursionError): report, never crash
                 log.exception("rule %s failed", impl.plugin_name)
+                closed = (
+                    impl.plugin_name in FAIL_CLOSED_RULES
+                    or self.ctx.settings.on_rule_error == "block"
+                )
                 out.append(
                     Finding(
                         "GUARD.RULE_ERROR",
-                        Severity.WARNING,
-                        f"rule {impl.plugin_name} failed and was skipped: {exc!r}",
+                        Severity.ERROR if closed else Severity.WARNING,
+                        f"rule {impl.plugin_name} failed"
+                        + (", so the query is blocked" if closed else " and was skipped")
+                        + f": {exc!r}. Simplify the query",
                         (0, 0),
                         rule=impl.plugin_name,
                     )

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 # Rule order is DESIGN §4/§5 order; pluggy calls the last registered first, so the
 # manager registers them reversed. Third-party plugins (registered later) run before them.
 BUILTIN_RULES: tuple[str, ...] = (
+    "plugins.resource_limits",  # first: nothing else may see an oversized or deep query
     "plugins.ambiguous_text",
     "plugins.fences",
     "plugins.falkordb_dialect",

@@ -11,6 +11,7 @@ whole (`PeekedStream`), so a query that returns rows at once streams as before.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 from collections.abc import Callable, Mapping
@@ -20,6 +21,7 @@ import pluggy
 from cachetools import LRUCache
 
 from proxy.backends.base import BackendError, BackendUnavailable, ResultStream
+from proxy.caches import parse_cache
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
@@ -47,7 +49,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-PARSE_CACHE = 1024
+_MISSING = object()
 
 
 def never_repaired(query: CypherQuery | None) -> str | None:
@@ -77,18 +79,27 @@ class Repairer:
         # (`Guard.use_schema`) reaches the loop too
         fixed = ctx if isinstance(ctx, GuardContext) else GuardContext()
         self._context: Callable[[], GuardContext] = ctx if callable(ctx) else (lambda: fixed)
-        # parses of the texts the loop judges (clients repeat parameterised queries)
-        self._parses: LRUCache[str, CypherQuery | None] = LRUCache(maxsize=PARSE_CACHE)
+        # parses of the texts the loop judges (clients repeat parameterised queries), bounded
+        # by approximate bytes: a parse holds ~42x its text (AST, tokens, scopes)
+        self._parses: LRUCache[str, CypherQuery | None] = parse_cache(
+            self.ctx.settings.cache_bytes
+        )
+        self._parse_max_query = self.ctx.settings.cache_max_query_bytes
 
     @property
     def ctx(self) -> GuardContext:
         return self._context()
 
     def parse(self, text: str) -> CypherQuery | None:
-        """The parsed query (None when it does not parse), cached per repairer."""
-        if text not in self._parses:
-            self._parses[text] = parse(text)
-        return self._parses[text]
+        """The parsed query (None when it does not parse), cached per repairer (short ones)."""
+        cached = self._parses.get(text, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        parsed = parse(text)
+        if not self._parse_max_query or len(text) <= self._parse_max_query:
+            with contextlib.suppress(ValueError):  # larger than the whole cache
+                self._parses[text] = parsed
+        return parsed
 
     def applies(self, query: str) -> bool:
         return self.settings.enabled and is_read_query(query, self.parse)

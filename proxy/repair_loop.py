@@ -41,6 +41,7 @@ from proxy.repair_model import (
     RepairCandidate,
     RepairOutcome,
     RepairRequest,
+    await_me_maybe,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ PEEK = 2  # records read to decide "empty" (a second row rules out the one-aggre
 SUGGEST_COUNT = 1000  # rows a suggested candidate is counted up to
 
 Execute = Callable[[str, dict[str, Any]], Awaitable[ResultStream]]
-Check = Callable[[str], Verdict]
+Check = Callable[[str], Verdict | Awaitable[Verdict]]  # frontends judge off the event loop
 Candidate = tuple[str, str, str, bool]  # text, source, code, safe
 
 OPT_IN = (
@@ -292,7 +293,7 @@ class RepairLoop:
         candidate that is not a plain read (an EXPLAIN, a write, a procedure) never runs."""
         started = time.perf_counter()
         try:
-            verdict: Verdict | None = self.check(text)
+            verdict: Verdict | None = await await_me_maybe(self.check(text))
         except Exception as exc:  # fail closed, as the frontends do
             verdict = None
             log.warning("guard failed on a repair candidate: %r", exc)

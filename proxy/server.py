@@ -43,20 +43,34 @@ def split_address(value: str, key: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def cypher_guard(
-    guard: Guard, note: Callable[[], Finding | None] | None = None
-) -> Callable[[str, dict[str, Any]], Verdict]:
+class CypherGuard:
     """The Bolt frontend's guard callable: every RUN is Cypher. `note` adds a finding to each
-    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema)."""
+    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); `cached`
+    answers a repeated query on the event loop, without the trip to the guard's threads."""
 
-    def check(query: str, parameters: dict[str, Any]) -> Verdict:
-        verdict = guard.check(query, "cypher")
-        extra = note() if note is not None else None
+    def __init__(self, guard: Guard, note: Callable[[], Finding | None] | None = None) -> None:
+        self.guard = guard
+        self.note = note
+
+    def __call__(self, query: str, parameters: dict[str, Any]) -> Verdict:
+        return self._noted(self.guard.check(query, "cypher"))
+
+    def cached(self, query: str, parameters: dict[str, Any]) -> Verdict | None:
+        verdict = self.guard.cached(query, "cypher")
+        return None if verdict is None else self._noted(verdict)
+
+    def _noted(self, verdict: Verdict) -> Verdict:
+        extra = self.note() if self.note is not None else None
         if extra is None or verdict.blocked:
             return verdict
         return dataclasses.replace(verdict, findings=(*verdict.findings, extra))
 
-    return check
+
+def cypher_guard(
+    guard: Guard, note: Callable[[], Finding | None] | None = None
+) -> Callable[[str, dict[str, Any]], Verdict]:
+    """The Bolt frontend's guard callable (see `CypherGuard`)."""
+    return CypherGuard(guard, note)
 
 
 class ProxyServer:
@@ -184,6 +198,7 @@ class ProxyServer:
         if not self.listen:
             return
         await self._start_http()
+        from proxy.bolt.limits import BoltLimits
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -201,6 +216,7 @@ class ProxyServer:
             on_query=self.on_query,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
+            limits=BoltLimits.from_config(self.config.limits),
         )
         await self.bolt.start()
         bolt_front = self.bolt
@@ -337,7 +353,8 @@ def make_backend(url: str, config: Config) -> Any:
     if scheme in ("falkordb", "falkor", "redis"):
         from proxy.backends.falkordb import FalkorDBBackend
 
-        return FalkorDBBackend(url, read_only=read_only)
+        timeout = int(config.limits.get("query_timeout_ms", 0))
+        return FalkorDBBackend(url, read_only=read_only, query_timeout_ms=timeout or None)
     if scheme.startswith(("bolt", "neo4j")):
         mode = str(config.backend["credentials"])
         if mode not in CREDENTIAL_MODES:
@@ -350,6 +367,7 @@ def make_backend(url: str, config: Config) -> Any:
             "database": str(config.backend["database"]) or None,
             "read_only": read_only,
             "passthrough": mode == "passthrough",
+            "query_timeout_ms": int(config.limits.get("query_timeout_ms", 0)),
         }
         if client == "driver":
             from proxy.backends.bolt import BoltBackend

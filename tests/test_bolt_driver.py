@@ -32,6 +32,7 @@ from proxy.backends.base import (
     Point,
     ResultSummary,
 )
+from proxy.bolt.limits import BoltLimits
 from proxy.frontends.bolt import BoltFrontend
 from proxy.model import Action, Finding, Severity, Verdict
 from tests.background_loop import BackgroundLoop
@@ -212,7 +213,8 @@ class ServerThread(BackgroundLoop):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerThread]:
-    srv = ServerThread(handshake_timeout=1.0)
+    # the fake guard appends no LIMIT: no row cap, so 100,000 rows can stream
+    srv = ServerThread(handshake_timeout=1.0, limits=BoltLimits(max_result_rows=0))
     yield srv
     srv.stop()
 

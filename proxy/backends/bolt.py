@@ -26,6 +26,7 @@ from proxy.backends.base import (
     Point,
     ResultSummary,
 )
+from proxy.backends.limits import is_timeout, timeout_error
 
 _UNAVAILABLE = (
     neo4j_errors.ServiceUnavailable,
@@ -53,6 +54,8 @@ def map_error(exc: BaseException) -> BackendError:
     if isinstance(exc, _UNAVAILABLE):
         return BackendUnavailable(f"Bolt upstream is unavailable: {exc}")
     if isinstance(exc, neo4j_errors.Neo4jError):
+        if is_timeout(exc.code or ""):
+            return timeout_error(None, exc.message or str(exc), exc.code or "")
         return BackendError(
             exc.message or str(exc), exc.code or "Neo.DatabaseError.General.UnknownError"
         )
@@ -293,9 +296,12 @@ class BoltBackend:
         *,
         read_only: bool = False,
         passthrough: bool = False,
+        query_timeout_ms: int = 0,
         **driver_config: Any,
     ) -> None:
         self.uri = uri
+        # the transaction timeout sent upstream (tx_timeout; 0: the server's own)
+        self.timeout = query_timeout_ms / 1000 if query_timeout_ms else None
         self.read_only = read_only
         self.passthrough = passthrough
         self.auth = auth
@@ -340,7 +346,8 @@ class BoltBackend:
     ) -> BoltResult:
         session = self._session(database)
         try:
-            result = await session.run(query, to_driver(parameters or {}))
+            statement = neo4j.Query(query, timeout=self.timeout)  # type: ignore[arg-type]
+            result = await session.run(statement, to_driver(parameters or {}))
             keys = list(result.keys())
         except Exception as exc:
             await session.close()
@@ -360,7 +367,7 @@ class BoltBackend:
     ) -> BoltTransaction:
         session = self._session(database)
         try:
-            tx = await session.begin_transaction(metadata=metadata or None)
+            tx = await session.begin_transaction(metadata=metadata or None, timeout=self.timeout)
         except Exception as exc:
             await session.close()
             raise map_error(exc) from exc

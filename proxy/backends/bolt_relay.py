@@ -68,6 +68,7 @@ class BoltRelayBackend:
         fetch_size: int = 1000,
         max_idle: int = 128,
         connect_timeout: float = 10.0,
+        query_timeout_ms: int = 0,
     ) -> None:
         parts = urlsplit(uri)
         scheme = parts.scheme.lower()
@@ -84,6 +85,7 @@ class BoltRelayBackend:
         self.fetch_size = fetch_size
         self.max_idle = max_idle
         self.connect_timeout = connect_timeout
+        self.query_timeout_ms = query_timeout_ms  # sent as tx_timeout (0: the server's)
         self.server = ""
         self.records_decoded = 0  # records that went through `fetch` (tests, metrics)
         self._default = auth_map(auth)
@@ -184,6 +186,8 @@ class BoltRelayBackend:
             extra["db"] = db
         if self.read_only:
             extra["mode"] = "r"
+        if self.query_timeout_ms:
+            extra["tx_timeout"] = self.query_timeout_ms
         return extra
 
     def _run_extra(self, database: str | None) -> Packed:

@@ -28,7 +28,8 @@ from proxy.backends.falkordb_codec import (
     query_type,
     text,
 )
-from proxy.backends.resp import RespConnectionError, RespError, RespPool
+from proxy.backends.limits import is_timeout, timeout_error
+from proxy.backends.resp import RespConnectionError, RespError, RespPool, RespTimeout
 
 DEFAULT_PORT = 6379
 DEFAULT_GRAPH = "movies"
@@ -125,7 +126,12 @@ class FalkorDBBackend:
         self.query_timeout_ms = query_timeout_ms
         self.connect_timeout = connect_timeout
         # Queries may legitimately run long (FalkorDB's own TIMEOUT / `query_timeout_ms`
-        # bound them); this only catches a server that stopped answering.
+        # bound them); this only catches a server that stopped answering. With a query
+        # timeout the proxy stops waiting soon after it: FalkorDB does not apply its TIMEOUT
+        # while parsing (deeply nested text can take minutes there).
+        if query_timeout_ms:
+            grace = query_timeout_ms / 1000 + 5.0
+            read_timeout = grace if read_timeout is None else min(read_timeout, grace)
         self.read_timeout = read_timeout
         self.server = "FalkorDB"
         self._pool: RespPool | None = None
@@ -199,11 +205,20 @@ class FalkorDBBackend:
     # ------------------------------------------------------------------ internals
 
     async def _command(self, *args: Any) -> Any:
-        """One RESP command; transport failures become `BackendUnavailable`."""
+        """One RESP command; transport failures become `BackendUnavailable`, no reply in
+        time `LIM.TIMEOUT`."""
         try:
             return await self._client().execute(*args)
+        except RespTimeout as exc:
+            raise timeout_error(self.query_timeout_ms, f"no reply: {exc}") from exc
         except RespConnectionError as exc:
             raise self._unavailable(exc) from exc
+
+    def _error(self, message: str) -> BackendError:
+        error = backend_error(message)
+        if is_timeout(error.code):
+            return timeout_error(self.query_timeout_ms, f"FalkorDB: {message}")
+        return error
 
     def _unavailable(self, exc: Exception) -> BackendUnavailable:
         return BackendUnavailable(f"FalkorDB at {self.host}:{self.port} is unavailable: {exc}")
@@ -233,17 +248,17 @@ class FalkorDBBackend:
             try:
                 reply = await self._command(*args)
             except RespError as exc:
-                raise backend_error(str(exc)) from exc
+                raise self._error(str(exc)) from exc
             first = reply[0] if reply else None
             if isinstance(first, RespError):
                 if str(first) != "version mismatch":
-                    raise backend_error(str(first))
+                    raise self._error(str(first))
                 # The server refused before executing: refresh the id tables and resend.
                 await self._refresh(graph, schema, int(reply[1]))
                 continue
             last = reply[-1] if reply else None
             if isinstance(last, RespError):  # runtime error after the header
-                raise backend_error(str(last))
+                raise self._error(str(last))
             return self._result(query, graph, schema, reply, started)
         raise BackendError("FalkorDB schema kept changing during the query", EXECUTION_FAILED)
 

@@ -27,6 +27,10 @@ class RespConnectionError(Exception):
     """The server could not be reached, closed the connection, or did not answer in time."""
 
 
+class RespTimeout(RespConnectionError):
+    """No reply within the read timeout (the connection is dropped)."""
+
+
 class RespProtocolError(RespConnectionError):
     """The server sent bytes that are not RESP2 (the connection is dropped)."""
 
@@ -245,7 +249,7 @@ class RespConnection(asyncio.Protocol):
                 timer.cancel()
 
     def _timed_out(self, timeout: float) -> None:
-        self.abort(RespConnectionError(f"no reply within {timeout:g} s"))
+        self.abort(RespTimeout(f"no reply within {timeout:g} s"))
 
     def close(self) -> None:
         self.closed = True

@@ -13,12 +13,14 @@ from typing import Any
 from proxy.bolt.packstream import (
     InvalidValue,
     PackStreamError,
+    TooManyValues,
     Unpacker,
     pack,
 )
 from proxy.bolt.values import ValueCodec
 
 MAX_CHUNK = 0xFFFF
+MESSAGE_SIZE = "LIM.MESSAGE_SIZE"  # the finding code of a message over its value budget
 DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 
 # Requests (client -> server)
@@ -81,13 +83,15 @@ class Request:
         return name if name is not None else f"0x{self.tag:02X}"
 
 
-def decode_request(data: bytes, codec: ValueCodec) -> Request:
+def decode_request(data: bytes, codec: ValueCodec, max_values: int = 0) -> Request:
     """Parse one message. Raises FramingError for bytes that are not a Bolt request.
 
     A well-formed message carrying a value we cannot represent (an unknown time zone, year 0)
-    comes back with `error` set, so the server can answer FAILURE and keep the connection.
+    comes back with `error` set, so the server can answer FAILURE and keep the connection;
+    so does one holding more than `max_values` PackStream values (0: no bound), refused
+    before they are built (`LIM.MESSAGE_SIZE`).
     """
-    unpacker = Unpacker(data, codec.hydrate)
+    unpacker = Unpacker(data, codec.hydrate, budget=max_values)
     try:
         size, tag = unpacker.structure_header()
     except PackStreamError as exc:
@@ -100,6 +104,12 @@ def decode_request(data: bytes, codec: ValueCodec) -> Request:
     try:
         for _ in range(size):
             fields.append(unpacker.unpack(1))
+    except TooManyValues as exc:
+        fields = []  # drop what was built so far at once
+        error = (
+            f"{MESSAGE_SIZE}: {exc} ([limits] max_message_elements); "
+            "send fewer or smaller parameters"
+        )
     except InvalidValue as exc:
         error = str(exc)
     except PackStreamError as exc:
@@ -123,12 +133,12 @@ _CACHE_LIMIT = 512
 _decoded: dict[bytes, Request] = {}
 
 
-def decode_request_cached(data: bytes, codec: ValueCodec) -> Request:
+def decode_request_cached(data: bytes, codec: ValueCodec, max_values: int = 0) -> Request:
     """`decode_request`, remembering short value-only requests by their bytes."""
     hit = _decoded.get(data)
     if hit is not None:
         return hit
-    request = decode_request(data, codec)
+    request = decode_request(data, codec, max_values)
     if (
         len(data) <= 32
         and request.tag in _CACHEABLE

@@ -36,6 +36,11 @@ class InvalidValue(PackStreamError):
     """Well-formed PackStream holding a value the receiver cannot represent (e.g. year 0)."""
 
 
+class TooManyValues(InvalidValue):
+    """More values than the unpacker's budget: a few bytes of empty maps or lists would
+    otherwise expand into a Python object each (~100 bytes per byte received)."""
+
+
 @dataclass(slots=True)
 class Structure:
     """A tagged tuple of fields: the wire form of nodes, temporal values, messages, ..."""
@@ -206,12 +211,24 @@ def packb(value: Any, dehydrate: Dehydrate | None = None) -> bytes:
 class Unpacker:
     """Reads PackStream values from `data`; structures are handed to `hydrate`."""
 
-    __slots__ = ("data", "hydrate", "pos")
+    __slots__ = ("budget", "data", "hydrate", "limit", "pos")
 
-    def __init__(self, data: bytes, hydrate: Hydrate | None = None, pos: int = 0) -> None:
+    def __init__(
+        self, data: bytes, hydrate: Hydrate | None = None, pos: int = 0, budget: int = 0
+    ) -> None:
         self.data = data
         self.hydrate = hydrate
         self.pos = pos
+        # values (of any kind, containers included) left to read; 0 at the start: no bound
+        self.limit = budget
+        self.budget = budget if budget > 0 else -1
+
+    def _spend(self, n: int) -> None:
+        """Account for `n` values about to be read (checked before any is built)."""
+        if self.budget >= 0:
+            self.budget -= n
+            if self.budget < 0:
+                raise TooManyValues(f"the message holds more than {self.limit} values")
 
     def at_end(self) -> bool:
         return self.pos >= len(self.data)
@@ -297,9 +314,13 @@ class Unpacker:
             raise PackStreamError("string is not valid UTF-8") from exc
 
     def _list(self, size: int, depth: int) -> list[Any]:
+        if self.budget >= 0:
+            self._spend(size)
         return [self.unpack(depth + 1) for _ in range(size)]
 
     def _map(self, size: int, depth: int) -> dict[str, Any]:
+        if self.budget >= 0:
+            self._spend(2 * size)
         out: dict[str, Any] = {}
         for _ in range(size):
             key = self.unpack(depth + 1)
@@ -309,6 +330,8 @@ class Unpacker:
         return out
 
     def _structure(self, size: int, depth: int) -> Any:
+        if self.budget >= 0:
+            self._spend(size)
         tag = self._byte()
         value = Structure(tag, [self.unpack(depth + 1) for _ in range(size)])
         return value if self.hydrate is None else self.hydrate(value)

@@ -108,7 +108,7 @@ class QueryHandling:
     ) -> tuple[ResultStream | None, Verdict | None]:
         started = time.perf_counter()
         try:
-            verdict = self.ctx.guard(query, parameters)
+            verdict = await self.ctx.judge(query, parameters)  # off the loop, within [limits]
         except Exception:
             # Fail closed: a query the guard could not judge is not forwarded.
             log.exception("bolt %s: guard raised", self.connection_id)
@@ -171,7 +171,7 @@ class QueryHandling:
         outcome = await self.ctx.repairer.run(
             final,
             execute=execute,
-            check=lambda text: self.ctx.guard(text, parameters),
+            check=lambda text: self.ctx.judge(text, parameters),
             parameters=parameters,
             question=_question(self._tx_metadata if in_tx else extra_metadata),
             first=stream,

@@ -21,6 +21,7 @@ from proxy.backends.base import (
 )
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
+from proxy.bolt.limits import BoltLimits, GuardPool, judge
 from proxy.bolt.queries import QueryHandling
 from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, ResultPump
@@ -66,6 +67,14 @@ class ServerContext:
     repairer: Repairer | None = None
     # ask Bolt >= 5.4 clients for TELEMETRY messages (one per query: they go nowhere)
     telemetry: bool = True
+    # [limits]: parameters, messages, results, connections, the guard's time budget
+    limits: BoltLimits = field(default_factory=BoltLimits)
+    # where the guard runs, off the event loop (None: inline, for tests of the state machine)
+    guard_pool: GuardPool | None = None
+
+    async def judge(self, query: str, parameters: dict[str, Any]) -> Verdict:
+        """The guard's verdict within the limits (see `proxy.bolt.limits.judge`)."""
+        return await judge(self.guard, query, parameters, self.limits, self.guard_pool)
 
 
 # Which requests each state accepts (RESET and GOODBYE are accepted everywhere).

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from proxy.backends.base import ResultStream
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
+from proxy.bolt.limits import result_size_finding
 from proxy.bolt.packstream import Packed
 from proxy.model import Verdict
 
@@ -36,6 +37,7 @@ class OpenResult:
     database: str | None
     in_tx: bool
     records: int = 0
+    bytes: int = 0  # of the records sent (`[limits] max_result_bytes`)
     streaming_since: float | None = None
     # the stream's `fetch_raw` when its framed RECORDs can go to this client as they are
     raw: Callable[[int], Awaitable[list[bytes]]] | None = None
@@ -69,6 +71,8 @@ class ResultPump:
             session.success(self._summary(result))
             return True
         batch_size = max(1, session.ctx.fetch_batch)
+        limits = session.ctx.limits
+        max_rows, max_bytes = limits.max_result_rows, limits.max_result_bytes
         raw = result.raw
         remaining = n
         exhausted = False
@@ -76,24 +80,30 @@ class ResultPump:
             if session.interrupted or session.out.closed:
                 return None
             want = batch_size if remaining < 0 else min(batch_size, remaining)
+            rows_left = max_rows - result.records if max_rows else -1
+            # one record past the cap tells a cut-off result from one that just fits
+            ask = want if rows_left < 0 else min(want, rows_left + 1)
             if raw is not None:  # relayed as the upstream framed them
-                records = await raw(want)
-                got = len(records)
-                if not discard and records:
-                    session.write(records[0] if got == 1 else b"".join(records))
-                    await session.out.drain()
+                records = await raw(ask)
+                data: bytes | bytearray = records[0] if len(records) == 1 else b"".join(records)
+                sizes = [len(r) for r in records]
             else:
-                rows = await stream.fetch(want)
-                got = len(rows)
-                if not discard and rows:
-                    out = bytearray()
-                    m.encode_records(out, rows, session.codec)
-                    session.write(out)
-                    await session.out.drain()
-            result.records += got
+                data, sizes = _encoded(await stream.fetch(ask), session)
+            got = len(sizes)
+            sent, cut = _within(sizes, rows_left, max_bytes - result.bytes if max_bytes else -1)
+            size = len(data) if sent == got else sum(sizes[:sent])
+            if not discard and sent:
+                session.write(data if sent == got else data[:size])
+                await session.out.drain()
+            result.records += sent
+            result.bytes += size
+            if cut is not None:
+                await self._cut(result, cut)
+                exhausted = True
+                break
             if remaining > 0:
                 remaining -= got
-            if got < want:
+            if got < ask:
                 exhausted = True
                 break
         if not exhausted and not stream.has_more():
@@ -103,6 +113,12 @@ class ResultPump:
             return True
         session.success({"has_more": True})
         return False
+
+    async def _cut(self, result: OpenResult, reason: str) -> None:
+        """Stop a result at a cap: drop the rest upstream, warn in its summary."""
+        await result.stream.discard()
+        finding = result_size_finding(result.records, reason)
+        result.verdict = replace(result.verdict, findings=(*result.verdict.findings, finding))
 
     def _summary(self, result: OpenResult) -> dict[str, Any]:
         session = self.session
@@ -136,6 +152,33 @@ class ResultPump:
             if notes:
                 meta["notifications"] = notes
         return meta
+
+
+def _encoded(rows: list[list[Any]], session: BoltSession) -> tuple[bytearray, list[int]]:
+    """The RECORD messages of `rows`, framed into one buffer, and the size of each."""
+    out = bytearray()
+    sizes: list[int] = []
+    for row in rows:
+        start = len(out)
+        m.encode_records(out, [row], session.codec)
+        sizes.append(len(out) - start)
+    return out, sizes
+
+
+def _within(sizes: list[int], rows_left: int, bytes_left: int) -> tuple[int, str | None]:
+    """How many records (of `sizes` bytes each) may go out under the row and byte budgets
+    (-1: unbounded), and why the rest may not (None: all fit)."""
+    if 0 <= rows_left < len(sizes):
+        sent, cut = rows_left, "more rows than [limits] max_result_rows"
+    else:
+        sent, cut = len(sizes), None
+    if bytes_left >= 0:
+        total = 0
+        for i in range(sent):
+            total += sizes[i]
+            if total > bytes_left:
+                return i, "more bytes than [limits] max_result_bytes"
+    return sent, cut
 
 
 @functools.cache

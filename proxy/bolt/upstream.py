@@ -14,6 +14,7 @@ from collections import deque
 from typing import Any
 
 from proxy.backends.base import BackendError, BackendUnavailable
+from proxy.backends.limits import is_timeout, timeout_error
 from proxy.bolt import messages as m
 from proxy.bolt.handshake import HandshakeError, Version, client_choice, client_request
 from proxy.bolt.packstream import PackStreamError, Unpacker
@@ -48,6 +49,8 @@ class Response:
             return BackendError(f"the Bolt upstream ignored the {what}", UNKNOWN_ERROR)
         meta = self.metadata
         code = meta.get("code") or meta.get("neo4j_code") or UNKNOWN_ERROR
+        if is_timeout(str(code)):  # the upstream's tx_timeout ([limits] query_timeout_ms)
+            return timeout_error(None, str(meta.get("message") or code), str(code))
         return BackendError(str(meta.get("message") or code), str(code))
 
 

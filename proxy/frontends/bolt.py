@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from proxy.backends.base import Backend
 from proxy.bolt import messages as m
 from proxy.bolt.handshake import SUPPORTED_VERSIONS, HandshakeError, ServerHandshake, Version
+from proxy.bolt.limits import BoltLimits, GuardPool, connection_refusal
 from proxy.bolt.session import (
     Authenticate,
     BoltSession,
@@ -73,7 +74,11 @@ class BoltProtocol(asyncio.Protocol):
         self.session: BoltSession | None = None
         self.worker: asyncio.Task[None] | None = None
         self.peer = "?"
+        self.host = "?"
         self.closed = False
+        self._idle: asyncio.TimerHandle | None = None
+        self._last_message = 0.0  # loop time of the last complete message (or of its answer)
+        self._busy = False  # a request is being handled: not idle however long it takes
 
     # -- asyncio.Protocol -----------------------------------------------------------------
 
@@ -82,9 +87,43 @@ class BoltProtocol(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.host = str(peer[0]) if isinstance(peer, tuple) else self.peer
+        refused = self._refusal()
         self._connections.add(self)
+        if refused:
+            self.abort(refused)
+            return
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(self._handshake_timeout, self._handshake_expired)
+        self._last_message = loop.time()
+        idle = self.ctx.limits.idle_timeout
+        if idle > 0:
+            self._idle = loop.call_later(idle, self._idle_check)
+
+    def _refusal(self) -> str | None:
+        """Why this connection is one too many (`[limits] max_connections[_per_client]`)."""
+        hosts = [c.host for c in self._connections if not c.closed]
+        return connection_refusal(hosts, self.host, self.ctx.limits)
+
+    def _idle_check(self) -> None:
+        """Close a connection that completed no message for `idle_timeout` seconds (a
+        half-sent message does not count as activity); a request in progress is not idle."""
+        self._idle = None
+        if self.closed:
+            return
+        loop = asyncio.get_running_loop()
+        idle = self.ctx.limits.idle_timeout
+        due = self._last_message + idle
+        if self._busy or self._pending:
+            due = loop.time() + idle
+        elif loop.time() >= due:
+            pending = self._dechunker.buffered
+            self.abort(
+                f"idle for {idle:g} s ([limits] idle_timeout_seconds)"
+                + (f" with {pending} bytes of an unfinished message" if pending else "")
+            )
+            return
+        self._idle = loop.call_at(due, self._idle_check)
 
     def data_received(self, data: bytes) -> None:
         if self.closed:
@@ -98,6 +137,8 @@ class BoltProtocol(asyncio.Protocol):
         except m.FramingError as exc:
             self.abort(f"framing error: {exc}")
             return
+        if frames:
+            self._last_message = asyncio.get_running_loop().time()
         for frame in frames:
             # Peek at the signature: RESET interrupts whatever is queued before it.
             if frame[:2] == b"\xb0\x0f" and self.session is not None:
@@ -119,6 +160,8 @@ class BoltProtocol(asyncio.Protocol):
         self._wakeup.set()
         if self._timer is not None:
             self._timer.cancel()
+        if self._idle is not None:
+            self._idle.cancel()
         if self.worker is None:
             self._connections.discard(self)
 
@@ -225,11 +268,18 @@ class BoltProtocol(asyncio.Protocol):
                     if self.transport is not None and not self.transport.is_closing():
                         self.transport.resume_reading()
                 try:
-                    request = m.decode_request_cached(frame, session.codec)
+                    request = m.decode_request_cached(
+                        frame, session.codec, self.ctx.limits.max_message_elements
+                    )
                 except m.FramingError as exc:
                     self.abort(f"invalid message: {exc}")
                     break
-                await session.handle(request)
+                self._busy = True
+                try:
+                    await session.handle(request)
+                finally:
+                    self._busy = False
+                    self._last_message = asyncio.get_running_loop().time()
         except asyncio.CancelledError:
             pass
         except Exception:
@@ -264,6 +314,7 @@ class BoltFrontend:
         versions: tuple[Version, ...] = SUPPORTED_VERSIONS,
         repairer: Repairer | None = None,
         telemetry: bool | None = None,
+        limits: BoltLimits | None = None,
     ) -> None:
         unknown = set(versions) - set(SUPPORTED_VERSIONS)
         if unknown or not versions:
@@ -272,6 +323,9 @@ class BoltFrontend:
         self.host = host
         self.port = port
         self.advertised_address = advertised_address
+        self.limits = limits or BoltLimits()
+        # the guard runs here, off the event loop (`[limits] guard_workers`)
+        self._guard_pool = GuardPool(self.limits.guard_workers)
         self._ctx = ServerContext(
             guard=guard,
             backend=backend,
@@ -283,6 +337,8 @@ class BoltFrontend:
             repairer=repairer,
             # None: as the backend says (the relay forwards no telemetry, so it asks for none)
             telemetry=getattr(backend, "telemetry", True) if telemetry is None else telemetry,
+            limits=self.limits,
+            guard_pool=self._guard_pool,
         )
         self._max_message_size = max_message_size
         self._handshake_timeout = handshake_timeout
@@ -315,6 +371,7 @@ class BoltFrontend:
         )
 
     async def close(self) -> None:
+        self._guard_pool.shutdown()
         if self._server is None:
             return
         self._server.close()

@@ -1,0 +1,155 @@
+"""Resource limits on the query text — `LIM.QUERY_SIZE`, `LIM.NESTING` (before parsing).
+
+Runs first in the text stage, before fences are stripped and before anything is parsed: a
+query longer than `[limits] max_query_bytes` (UTF-8 bytes), or whose expressions nest deeper
+than `[limits] max_nesting`, is blocked with an error and never reaches the parser's
+recursion or the backend. FalkorDB's parser time doubles with every level of nesting, of any
+kind (measured, `RETURN` + 18 levels: parentheses 1.7 s, lists 2.2 s, maps 6.7 s, `CASE` 4.1 s,
+`NOT` 5.2 s, unary minus 4.7 s; 22 levels of lists 60 s; its query TIMEOUT does not stop it).
+The pipeline stops at a text-stage error, so no later rule (and nothing recursive) runs.
+
+Nesting counts every open `(`, `[`, `{` and `CASE … END` — parenthesised expressions, lists,
+maps, node and relationship patterns, `CALL {…}` / `EXISTS {…}` / `COUNT {…}` subqueries,
+comprehensions, Gremlin's nested traversals `__.out(__.in(…))` — plus chains of prefix
+operators (`NOT NOT x`, `- -1`). Brackets and words inside string literals, backtick names
+and comments do not count. The scan is one linear pass (a regular expression skips
+everything else). The default 12 is three times what real LLM Cypher needs: the deepest of
+the 14,541 queries in `../shared/corpora` — text2cypher GPT-4 generations (9,846),
+CypherBench gold (2,348) and Qwen drafts (2,347) — nests 4 levels (the longest is 790
+characters, against the 64 KiB default size); the openCypher TCK's ordinary queries reach 7
+(only its two deliberate deep-nesting scenarios go to 20 and 40). At 12 levels FalkorDB
+parses in about 12 ms. 0 switches a limit off.
+
+Example (max_nesting 12)::
+
+    RETURN NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT NOT true
+    -> blocked, LIM.NESTING: expressions nest more than 12 levels deep at offset 55 …
+"""
+
+from __future__ import annotations
+
+import re
+
+from proxy.context import GuardContext
+from proxy.hookspecs import hookimpl
+from proxy.model import Finding, Severity
+
+# One alternation, left to right: things whose brackets do not count (strings, quoted
+# names, comments — an unterminated one runs to the end of the text), then what nests.
+# (Strings as "unrolled loops": a run of plain characters is one step, so a megabyte-long
+# literal is skipped in milliseconds.)
+_TOKENS = re.compile(
+    r"""'[^'\\]*(?:\\.[^'\\]*)*(?:'|\Z)"""
+    r"""|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)"""
+    r"|`[^`]*(?:`|\Z)"
+    r"|//[^\n]*"
+    r"|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
+    r"|/\*.*"
+    r"|(?P<open>[(\[{]|\bCASE\b)"
+    r"|(?P<close>[)\]}]|\bEND\b)"
+    r"|(?P<is_not>\bIS\s+NOT\b)"
+    r"|(?P<not>\bNOT\b)"
+    r"|(?P<signs>[-+](?:\s*[-+])*)",
+    re.DOTALL | re.IGNORECASE,
+)
+_CLOSING = {")": "(", "]": "[", "}": "{"}
+
+
+def nesting(text: str, limit: int = 0, cypher: bool = True) -> tuple[int, int]:
+    """(deepest expression nesting, offset where it is first reached). With `limit` > 0 the
+    scan stops as soon as the nesting exceeds `limit` (the answer is then limit + 1).
+
+    Nesting counts open brackets, open `CASE … END`, and chains of prefix operators (`NOT`,
+    unary `-`/`+`), which nest the expression after them just as deeply in a parser (a
+    chain's operators stay counted inside a bracket that follows them). Not `cypher`
+    (Gremlin): brackets only.
+
+    >>> nesting("RETURN [(1), {a: ')'}]")
+    (2, 8)
+    >>> nesting("RETURN NOT (NOT - -1)")  # the first sign of a run counts as binary
+    (4, 16)
+    """
+    stack: list[tuple[str, int]] = []  # (opener, prefix operators carried into it)
+    carried = prefix = 0
+    deepest = where = 0
+    last_end = 0
+    for match in _TOKENS.finditer(text):
+        kind = match.lastgroup
+        if kind is None:  # a string, quoted name or comment
+            continue
+        token = match.group()
+        if not cypher and (kind in ("is_not", "not", "signs") or token[0] not in "([{)]}"):
+            continue
+        if prefix and text[last_end : match.start()].strip():
+            prefix = 0  # an operand came between: the chain ended
+        last_end = match.end()
+        if kind == "is_not":  # `x IS NOT NULL`: a postfix test, nothing nests
+            prefix = 0
+            continue
+        if len(token) > 1 and text[match.start() - 1 : match.start()] in (".", "$", ":"):
+            continue  # a property, parameter or label named case / end
+        if kind == "close":
+            opener = "CASE" if len(token) == 3 else _CLOSING[token]
+            if stack and stack[-1][0].upper() == opener:
+                carried -= stack.pop()[1]
+            prefix = 0
+            continue
+        if kind == "open":
+            stack.append((token, prefix))
+            carried += prefix
+            prefix = 0
+        elif kind == "not":
+            prefix += 1
+        else:  # a run of signs: all but the first are unary
+            prefix += sum(1 for c in token if c in "+-") - 1
+        depth = len(stack) + carried + prefix
+        if depth > deepest:
+            deepest, where = depth, match.start()
+            if limit and deepest > limit:
+                break
+    return deepest, where
+
+
+def query_size(text: str) -> int:
+    """The query's size in UTF-8 bytes (what a client sent), cheaply bounded from below."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def check_text(
+    text: str, max_bytes: int, max_depth: int, language: str = "cypher"
+) -> list[Finding]:
+    """The findings for `text` under the two limits (0 switches one off)."""
+    if max_bytes and len(text) * 4 > max_bytes:  # only then can the byte size exceed it
+        size = query_size(text)
+        if size > max_bytes:
+            return [
+                Finding(
+                    "LIM.QUERY_SIZE",
+                    Severity.ERROR,
+                    f"the query is {size} bytes long; the limit is {max_bytes} bytes "
+                    "([limits] max_query_bytes). Send a shorter query: pass long values "
+                    "as parameters, and split work into several queries",
+                    (0, 0),
+                )
+            ]
+    if max_depth:
+        deepest, where = nesting(text, max_depth, cypher=language == "cypher")
+        if deepest > max_depth:
+            return [
+                Finding(
+                    "LIM.NESTING",
+                    Severity.ERROR,
+                    f"expressions nest more than {max_depth} levels deep at offset {where} "
+                    "([limits] max_nesting). Flatten the query: drop redundant parentheses "
+                    "and double negations, name intermediate results with WITH, avoid "
+                    "nesting lists, maps, CASE and subqueries this deep",
+                    (where, where + 1),
+                )
+            ]
+    return []
+
+
+@hookimpl
+def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
+    settings = ctx.settings
+    return check_text(text, settings.max_query_bytes, settings.max_nesting, language)

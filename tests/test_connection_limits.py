@@ -1,0 +1,181 @@
+"""Connection limits of the Bolt front (`[limits] idle_timeout_seconds`, `max_connections`,
+`max_connections_per_client`): raw Bolt clients over real sockets against a `BoltFrontend`
+guarding the session FalkorDB, and the neo4j driver for the connection that stays busy."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from proxy.backends.falkordb import FalkorDBBackend
+from proxy.bolt import messages as m
+from proxy.bolt.handshake import client_request
+from proxy.bolt.limits import BoltLimits
+from proxy.bolt.values import ValueCodec
+from proxy.frontends.bolt import BoltFrontend
+from proxy.pipeline import build_guard
+from proxy.server import cypher_guard
+from tests.background_loop import BackgroundLoop
+
+BOLT_44 = client_request(((4, 4, 0),))
+IDLE = 2.0
+
+
+class Front(BackgroundLoop):
+    def __init__(self, url: str, limits: BoltLimits) -> None:
+        super().__init__()
+        self.backend = FalkorDBBackend(url)
+        guard = cypher_guard(build_guard(entry_points=False))
+        self.frontend = BoltFrontend("127.0.0.1", 0, guard, self.backend, limits=limits)
+        self.call(self.backend.start())
+        self.call(self.frontend.start())
+        self.port = self.frontend.port
+
+    def stop(self) -> None:
+        self.call(self.frontend.close())
+        self.call(self.backend.close())
+        self.close_loop()
+
+
+@pytest.fixture(scope="module")
+def idle_front(movies_url: str) -> Iterator[Front]:
+    front = Front(movies_url, BoltLimits(idle_timeout=IDLE, max_connections_per_client=600))
+    yield front
+    front.stop()
+
+
+def hello() -> bytes:
+    out = bytearray()
+    extra = {"user_agent": "slowloris/1", "scheme": "basic", "principal": "u", "credentials": "p"}
+    m.encode_message(out, m.HELLO, [extra], ValueCodec(element_ids=False, utc=False))
+    return bytes(out)
+
+
+async def logged_in(port: int, source: str = "127.0.0.1") -> tuple[asyncio.StreamReader, ...]:
+    """A raw Bolt 4.4 connection past HELLO: (reader, writer)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+    writer.write(BOLT_44 + hello())
+    await writer.drain()
+    assert await reader.readexactly(4) == b"\x00\x00\x04\x04"
+    size = int.from_bytes(await reader.readexactly(2), "big")
+    body = await reader.readexactly(size + 2)
+    assert body[1] == m.SUCCESS, "HELLO should succeed"
+    return reader, writer  # type: ignore[return-value]
+
+
+async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bool:
+    """Does the server close the connection within `seconds`?"""
+    try:
+        data = await asyncio.wait_for(reader.read(1024), seconds)
+    except TimeoutError:
+        return False
+    except ConnectionError:
+        return True
+    return data == b""
+
+
+def test_500_slowloris_connections_are_closed_by_the_idle_timeout(idle_front: Front) -> None:
+    async def attack() -> tuple[int, float]:
+        conns = await asyncio.gather(*(logged_in(idle_front.port) for _ in range(500)))
+        started = time.monotonic()
+        # each starts a RUN whose chunk says 64 bytes, then drips one byte at a time
+        for _, writer in conns:
+            writer.write(b"\x00\x40\xb3\x10")
+
+        async def drip(writer: asyncio.StreamWriter) -> None:
+            for _ in range(40):
+                await asyncio.sleep(0.5)
+                if writer.is_closing():
+                    return
+                try:
+                    writer.write(b"\x80")
+                except ConnectionError:
+                    return
+
+        drips = [asyncio.create_task(drip(w)) for _, w in conns]
+        closed = await asyncio.gather(*(closed_within(r, 60) for r, _ in conns))
+        took = time.monotonic() - started
+        for task in drips:
+            task.cancel()
+        for _, writer in conns:
+            writer.close()
+        return sum(closed), took
+
+    closed, took = asyncio.run(attack())
+    assert closed == 500
+    assert took >= IDLE * 0.9  # not before the timeout: closed by it
+    assert _eventually(lambda: idle_front.frontend.connections == 0)
+
+
+def test_an_active_connection_outlives_the_idle_timeout(idle_front: Front) -> None:
+    """A client that keeps sending queries is never idle, however long it stays."""
+    codec = ValueCodec(element_ids=False, utc=False)
+    request = bytearray()
+    m.encode_message(request, m.RUN, ["RETURN 1 AS one", {}, {}], codec)
+    m.encode_message(request, m.PULL, [{"n": -1}], codec)
+
+    async def chat() -> int:
+        reader, writer = await logged_in(idle_front.port)
+        answered = 0
+        started = time.monotonic()
+        while time.monotonic() - started < IDLE * 2:
+            writer.write(bytes(request))
+            replies = [await _message(reader) for _ in range(3)]  # SUCCESS, RECORD, SUCCESS
+            assert [r[1] for r in replies] == [m.SUCCESS, m.RECORD, m.SUCCESS]
+            answered += 1
+            await asyncio.sleep(IDLE / 4)
+        writer.close()
+        return answered
+
+    assert asyncio.run(chat()) >= 6
+
+
+async def _message(reader: asyncio.StreamReader) -> bytes:
+    body = b""
+    while True:
+        size = int.from_bytes(await reader.readexactly(2), "big")
+        if size == 0:
+            return body
+        body += await reader.readexactly(size)
+
+
+def test_connections_beyond_the_caps_are_refused(
+    movies_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    front = Front(movies_url, BoltLimits(max_connections=6, max_connections_per_client=4))
+    caplog.set_level(logging.WARNING, logger="proxy.bolt")
+
+    async def connect_all() -> tuple[list[bool], list[bool], bool]:
+        first = [await logged_in(front.port) for _ in range(4)]
+        reader, _ = await asyncio.open_connection("127.0.0.1", front.port)
+        per_client = await closed_within(reader, 10)
+        second = [await logged_in(front.port, "127.0.0.2") for _ in range(2)]
+        reader, _ = await asyncio.open_connection(
+            "127.0.0.1", front.port, local_addr=("127.0.0.3", 0)
+        )
+        total = await closed_within(reader, 10)
+        alive = [not await closed_within(r, 0.2) for r, _ in first + second]
+        for _, writer in first + second:
+            writer.close()
+        return [per_client], alive, total
+
+    try:
+        per_client, alive, total = asyncio.run(connect_all())
+    finally:
+        front.stop()
+    assert per_client == [True] and total and all(alive)
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "max_connections_per_client" in logged and "[limits] max_connections)" in logged
+
+
+def _eventually(check: object, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
