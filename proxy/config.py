@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from proxy.errors import ConfigError
 
@@ -27,6 +28,11 @@ DEFAULT_ALLOWED_PROCEDURES: tuple[str, ...] = (
     "db.constraints",
 )
 
+# The embedded FalkorDB's graph (and a falkordb:// URL's default graph), and the names a
+# client may use for "the database this proxy serves" (Neo4j's default and home names).
+DEFAULT_GRAPH = "movies"
+HOME_ALIASES: tuple[str, ...] = ("neo4j", "")
+
 # section -> key -> (accepted types, default). Tables whose keys are free (rule options,
 # similarity edge maps) are marked with `dict` as the only type of the section itself.
 _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
@@ -36,6 +42,10 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "gremlin": ((str,), ""),
         "advertised_address": ((str,), ""),
         "data_dir": ((str,), ".query-guard"),
+        "tls_cert": ((str,), ""),
+        "tls_key": ((str,), ""),
+        "tls_client_ca": ((str,), ""),
+        "users": ((dict,), {}),
     },
     "backend": {
         "cypher": ((str,), ""),
@@ -45,6 +55,9 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "credentials": ((str,), "passthrough"),
         "database": ((str,), ""),
         "client": ((str,), "relay"),
+        "databases": ((list,), []),
+        "tls_verify": ((bool,), True),
+        "tls_ca": ((str,), ""),
     },
     "guard": {
         "read_only": ((bool,), True),
@@ -92,6 +105,8 @@ class GuardSettings:
     reciprocity_threshold: float = 0.9
     disable: tuple[str, ...] = ()
     cache_size: int = 4096
+    # Graphs / databases a query may name (Bolt `db`, Cypher `USE`); HOME_ALIASES always count.
+    allowed_databases: tuple[str, ...] = (DEFAULT_GRAPH, *HOME_ALIASES)
 
 
 @dataclass(frozen=True)
@@ -153,7 +168,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
         for key, (_, default) in keys.items():
             out.setdefault(key, default)
         sections[name] = out
-    guard = _guard_settings(sections["guard"])
+    guard = _guard_settings(sections["guard"], served_databases(sections["backend"]))
     gremlin = dict(raw.get("gremlin", {}))
     _validate_gremlin(gremlin)
     rules = raw.get("rules", {})
@@ -194,7 +209,24 @@ def _validate_gremlin(table: Mapping[str, Any]) -> None:
     gremlin_settings(table)
 
 
-def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
+def served_databases(backend: Mapping[str, Any]) -> tuple[str, ...]:
+    """`[backend] databases`, or else the one configured graph (a falkordb:// URL's graph,
+    `[backend] database`, the embedded default), plus the home aliases."""
+    listed = backend["databases"]
+    if not all(isinstance(x, str) and x for x in listed):
+        raise ConfigError("backend.databases", "must be a list of non-empty names")
+    if listed:
+        return (*dict.fromkeys(listed), *HOME_ALIASES)
+    url = str(backend["cypher"])
+    configured = str(backend["database"])
+    if not url:
+        configured = DEFAULT_GRAPH
+    elif url.split("://", 1)[0].lower() in ("falkordb", "falkor", "redis"):
+        configured = unquote(urlsplit(url).path.lstrip("/")) or DEFAULT_GRAPH
+    return (configured, *HOME_ALIASES) if configured else HOME_ALIASES
+
+
+def _guard_settings(g: Mapping[str, Any], databases: tuple[str, ...]) -> GuardSettings:
     for key in ("default_limit", "max_limit", "cache_size"):
         if g[key] < 0:
             raise ConfigError(f"guard.{key}", f"must be ≥ 0 (0 switches it off), got {g[key]}")
@@ -213,6 +245,7 @@ def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
         reciprocity_threshold=float(g["reciprocity_threshold"]),
         disable=tuple(g["disable"]),
         cache_size=g["cache_size"],
+        allowed_databases=databases,
     )
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
+import ipaddress
 import logging
 import os
 import signal
+import ssl
 import sys
 import threading
 from collections.abc import Callable, Coroutine
@@ -76,7 +79,7 @@ class ProxyServer:
     @property
     def backend_description(self) -> str:
         if self.embedded is not None:
-            return f"embedded FalkorDB {self.embedded.url} (data {self.embedded.data_dir})"
+            return f"embedded FalkorDB {self.embedded.address} (data {self.embedded.data_dir})"
         return str(self.config.backend["cypher"])
 
     async def start(self) -> None:
@@ -133,6 +136,7 @@ class ProxyServer:
             from proxy.backends.embedded import EmbeddedFalkorDB
 
             data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "falkordb"
+            self._check_embedded_exposure()
             self.embedded = EmbeddedFalkorDB(data_dir)
             await self.embedded.astart()
             log.info("embedded FalkorDB on port %d", self.embedded.port)
@@ -191,10 +195,46 @@ class ProxyServer:
             on_query=self.audit,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
+            ssl_context=listener_tls(self.config),
+            databases=self.config.guard.allowed_databases,
         )
         await self.bolt.start()
 
+    def _check_embedded_exposure(self) -> None:
+        """The embedded FalkorDB has no users of its own: serving it beyond this machine
+        needs `[server] users`, else anyone who reaches the port could read it."""
+        bolt = str(self.config.server["bolt"])
+        if not bolt or self.config.server["users"]:
+            return
+        host, _ = split_address(bolt, "server.bolt")
+        if not _is_loopback(host):
+            raise ConfigError(
+                "server.users",
+                f"the embedded database would be served on {host} to anyone: set [server] "
+                "users (query-guard hash-password) or listen on a loopback address",
+            )
+
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
+        """`[server] users` first (when set), then the backend's own check (pass-through)."""
+        upstream = self._upstream_auth_hook()
+        users = self.config.server["users"]
+        if not users:
+            return upstream
+        from proxy.auth import UserDirectory
+
+        directory = UserDirectory(users)
+        if upstream is None:
+            return directory.authenticate
+
+        async def both(auth: dict[str, Any]) -> bool:
+            if not await directory.authenticate(auth):
+                return False
+            accepted = upstream(auth)
+            return bool(await accepted if inspect.isawaitable(accepted) else accepted)
+
+        return both
+
+    def _upstream_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
         backend also checks them upstream at LOGON)."""
         if not getattr(self.backend, "passthrough", False):
@@ -253,6 +293,26 @@ class ProxyThread:
         self.stop()
 
 
+def listener_tls(config: Config) -> ssl.SSLContext | None:
+    """The listeners' TLS context from `[server] tls_cert` / `tls_key` / `tls_client_ca`."""
+    server = config.server
+    cert, key, client_ca = (str(server[k]) for k in ("tls_cert", "tls_key", "tls_client_ca"))
+    if not (cert or key or client_ca):
+        return None
+    from proxy.tls import server_context
+
+    return server_context(cert, key, client_ca)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def make_backend(url: str, config: Config) -> Any:
     """The backend for a `[backend] cypher` URL (writes refused upstream too when read-only)."""
     scheme = url.split("://", 1)[0].lower()
@@ -274,14 +334,30 @@ def make_backend(url: str, config: Config) -> Any:
             "read_only": read_only,
             "passthrough": mode == "passthrough",
         }
+        tls = upstream_tls(url, config)
         if client == "driver":
             from proxy.backends.bolt import BoltBackend
 
+            if tls is not None:  # the driver takes a context only with a plain scheme
+                url = url.split("://", 1)[0].split("+", 1)[0] + "://" + url.split("://", 1)[1]
+                options.update(encrypted=True, ssl_context=tls)
             return BoltBackend(url, **options)
         from proxy.backends.bolt_relay import BoltRelayBackend
 
-        return BoltRelayBackend(url, **options)
+        return BoltRelayBackend(url, tls=tls, **options)
     raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
+
+
+def upstream_tls(url: str, config: Config) -> ssl.SSLContext | None:
+    """TLS for a `bolt+s://` / `neo4j+s://` upstream, verified unless `tls_verify = false`
+    (`+ssc` schemes never verify: that is what they mean); None for plain schemes."""
+    scheme = url.split("://", 1)[0].lower()
+    if not scheme.endswith(("+s", "+ssc")):
+        return None
+    from proxy.tls import client_context
+
+    verify = bool(config.backend["tls_verify"]) and not scheme.endswith("+ssc")
+    return client_context(verify, str(config.backend["tls_ca"]))
 
 
 def configured_auth(config: Config, required: bool) -> tuple[str, str] | None:
