@@ -87,7 +87,6 @@ _SINCE: dict[int, Version] = {m.LOGON: (5, 1), m.LOGOFF: (5, 1), m.TELEMETRY: (5
 _HANDLERS = {tag: f"_on_{name.lower()}" for tag, name in m.REQUEST_NAMES.items()}
 
 
-@dataclass
 class DatabaseNotServed(BackendError):
     """The client named a database this proxy does not serve (`[backend] databases`)."""
 
@@ -100,6 +99,7 @@ class DatabaseNotServed(BackendError):
         )
 
 
+@dataclass
 class NotificationFilter:
     min_severity: str | None = None
     disabled: set[str] = field(default_factory=set)
