@@ -32,6 +32,7 @@ DEFAULT_ALLOWED_PROCEDURES: tuple[str, ...] = (
 # client may use for "the database this proxy serves" (Neo4j's default and home names).
 DEFAULT_GRAPH = "movies"
 HOME_ALIASES: tuple[str, ...] = ("neo4j", "")
+ON_RULE_ERROR = ("warn", "block")
 
 # section -> key -> (accepted types, default). Tables whose keys are free (rule options,
 # similarity edge maps) are marked with `dict` as the only type of the section itself.
@@ -50,6 +51,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
     "backend": {
         "cypher": ((str,), ""),
         "gremlin": ((str,), ""),
+        "gremlin_data": ((list,), []),
         "user": ((str,), ""),
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),
@@ -70,6 +72,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "schema_ttl_seconds": ((int,), 600),
         "disable": ((list,), []),
         "cache_size": ((int,), 4096),
+        "on_rule_error": ((str,), "warn"),
     },
     "audit": {
         "path": ((str,), ""),
@@ -105,6 +108,9 @@ class GuardSettings:
     reciprocity_threshold: float = 0.9
     disable: tuple[str, ...] = ()
     cache_size: int = 4096
+    # a rule plugin that fails to load or raises: "warn" (skip it, say so) or "block" (fail
+    # closed: serve does not start / the query is blocked)
+    on_rule_error: str = "warn"
     # Graphs / databases a query may name (Bolt `db`, Cypher `USE`); HOME_ALIASES always count.
     allowed_databases: tuple[str, ...] = (DEFAULT_GRAPH, *HOME_ALIASES)
 
@@ -237,7 +243,10 @@ def _guard_settings(g: Mapping[str, Any], databases: tuple[str, ...]) -> GuardSe
     for key in ("allowed_procedures", "disable"):
         if not all(isinstance(x, str) for x in g[key]):
             raise ConfigError(f"guard.{key}", "must be a list of strings")
+    if g["on_rule_error"] not in ON_RULE_ERROR:
+        raise ConfigError("guard.on_rule_error", f"must be one of {ON_RULE_ERROR}")
     return GuardSettings(
+        on_rule_error=g["on_rule_error"],
         read_only=g["read_only"],
         default_limit=g["default_limit"],
         max_limit=g["max_limit"],

@@ -123,3 +123,13 @@ def test_schema_command_reports_an_unreachable_database(
 ) -> None:
     assert main(["schema", "--uri", "falkordb://127.0.0.1:1/g"]) == 2
     assert "schema discovery failed" in capsys.readouterr().err
+
+
+def test_disable_help_names_every_built_in_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    from proxy.plugins import builtin_rule_names
+
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for rule in builtin_rule_names():
+        assert rule in text

@@ -8,9 +8,9 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
-from tests.corpora import read_csv
+from tests.corpora import read_data_csv
 
-ROWS = read_csv("cypher", "direction_competition.csv")
+ROWS = read_data_csv("direction_competition.csv")
 SCHEMA_RULES = [
     "plugins.fix_rel_types",
     "plugins.align_directions",

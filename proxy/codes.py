@@ -1,0 +1,107 @@
+"""Every finding code query-guard emits, with its meaning: the source of `docs/codes.md`.
+
+A test keeps this table, the code and the page in step: each code literal in `proxy/` and
+`plugins/` is listed here, each code listed here is emitted somewhere, and `docs/codes.md` is
+exactly `render()`. Regenerate the page with `python -m proxy.codes > docs/codes.md`.
+Codes a tier-2 repair plugin names (an LLM's `ERROR: AGG.DISTINCT`) come from its reply and
+are not listed one by one: their families are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FAMILIES: dict[str, str] = {
+    "SYN": "syntax: the text is not one parsable query",
+    "DIR": "direction: an arrow against the stored direction",
+    "SCH": "schema: a name or path the schema lacks",
+    "ENT": "entity: a literal that is not stored",
+    "PAT": "pattern (named by tier-2 repair)",
+    "AGG": "aggregation (named by tier-2 repair)",
+    "FIL": "filter",
+    "RET": "return (named by tier-2 repair)",
+    "SIM": "similarity walks (SEGRA P1-P3)",
+    "ANC": "anchors (SEGRA P4)",
+    "LIM": "limits on results and resources",
+    "SEC": "security: what must not run",
+    "GUARD": "the guard itself",
+    "REPAIR": "the execution-triggered repair loop",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    severity: str  # what the code usually is: error (blocks), warning, info
+    meaning: str
+
+
+CODES: dict[str, Code] = {
+    "SYN.PARSE": Code("error", "unparsable query; the message has line, column, expected tokens"),
+    "SYN.FENCE": Code("warning", "markdown fences or prose around the query removed"),
+    "DIR.REVERSED": Code("warning", "arrow points against the only declared direction; flipped"),
+    "DIR.RECIPROCAL": Code(
+        "warning", "undirected pattern over a reciprocal type (double counting); made directed"
+    ),
+    "DIR.SIMILARITY_ASYMMETRIC": Code(
+        "warning", "similarity edge walked one way (`outE/inE`); rewritten to `bothE … otherV`"
+    ),
+    "DIR.FLIPPED_ON_EMPTY": Code(
+        "info", "repair tier 1: arrows reversed after an empty result, and rows appeared"
+    ),
+    "SCH.UNKNOWN_REL_TYPE": Code(
+        "warning", "relationship type the schema never declares; replaced when one fits"
+    ),
+    "SCH.UNKNOWN_LABEL": Code("warning", "label absent from the schema (hint: closest label)"),
+    "SCH.UNKNOWN_PROPERTY": Code(
+        "warning", "property key absent from the schema (hint: closest key)"
+    ),
+    "SCH.NO_PATH": Code("warning", "pattern fits the schema in neither direction"),
+    "ENT.LITERAL": Code("info", "a literal matches no stored value; grounding notes say what is"),
+    "FIL.CASE_INSENSITIVE": Code(
+        "info", "repair relaxation: exact string equality made case-insensitive, rows appeared"
+    ),
+    "SIM.WINDOW": Code("error", "SEGRA P1: time window missing on the destination case"),
+    "SIM.THRESHOLD": Code("error", "SEGRA P2: score threshold missing on the similarity edge"),
+    "SIM.BRACKET": Code("error", "SEGRA P3: similarity step not bracketed by its within-case edge"),
+    "ANC.ID": Code("warning", "SEGRA P4: anchor addressed by a property cases do not have"),
+    "LIM.INJECTED": Code("info", "no LIMIT: the default limit appended"),
+    "LIM.CAPPED": Code("info", "LIMIT above the maximum lowered to it"),
+    "LIM.FULL_SCAN": Code("warning", "unfiltered full-graph scan (`g.V()`, `g.E()`)"),
+    "SEC.WRITE": Code("error", "a write, schema or administration command on a read-only endpoint"),
+    "SEC.PROCEDURE": Code(
+        "error", "a procedure or function that is not allowed (writes, runs code, loads data)"
+    ),
+    "SEC.SCRIPT": Code("error", "Gremlin that is not the traversal language (Groovy, closures)"),
+    "SEC.MULTI_STATEMENT": Code("error", "more than one statement in one query"),
+    "SEC.DATABASE": Code(
+        "error", "a graph / database the proxy does not serve (`USE`, the Bolt database field)"
+    ),
+    "GUARD.RULE_ERROR": Code("warning", "a rule raised; it was skipped (error for security rules)"),
+    "REPAIR.ATTEMPT": Code("info", "one attempt of the repair loop (query, outcome, rows)"),
+}
+
+
+def render() -> str:
+    """docs/codes.md: the families, then one row per code."""
+    lines = [
+        "# Finding codes",
+        "",
+        "Generated from `proxy/codes.py` (`python -m proxy.codes > docs/codes.md`); a test keeps",
+        "this page, that table and the codes the code emits in step. Severity is the usual one:",
+        "`error` blocks the query (nothing reaches the database).",
+        "",
+        "| family | about |",
+        "|---|---|",
+        *(f"| `{family}` | {about} |" for family, about in FAMILIES.items()),
+        "",
+        "| code | severity | meaning |",
+        "|---|---|---|",
+    ]
+    for name in sorted(CODES, key=lambda c: (list(FAMILIES).index(c.split(".")[0]), c)):
+        code = CODES[name]
+        lines.append(f"| `{name}` | {code.severity} | {code.meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")
