@@ -252,6 +252,7 @@ class ProxyServer:
             lambda text: guard.check(text, "gremlin"),
             self.gremlin_backend.submit,
             on_query=self.audit,
+            ssl_context=listener_tls(self.config),
         )
         await self.gremlin.start()
 
@@ -335,7 +336,8 @@ class ProxyThread:
 
 
 def listener_tls(config: Config) -> ssl.SSLContext | None:
-    """The listeners' TLS context from `[server] tls_cert` / `tls_key` / `tls_client_ca`."""
+    """The listeners' TLS context from `[server] tls_cert` / `tls_key` / `tls_client_ca`
+    (Bolt and Gremlin alike)."""
     server = config.server
     cert, key, client_ca = (str(server[k]) for k in ("tls_cert", "tls_key", "tls_client_ca"))
     if not (cert or key or client_ca):

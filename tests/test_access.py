@@ -6,7 +6,9 @@ and the audit line names the user."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,3 +156,19 @@ def test_the_embedded_database_is_not_served_to_the_network_without_users(
     with pytest.raises(ConfigError, match=r"server\.users"):
         asyncio.run(ProxyServer(config).start())
     assert not (tmp_path / "data").exists()  # refused before starting anything
+
+
+def test_hash_password_prints_a_users_line_that_verifies(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from proxy.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("wonderland\n"))
+    assert main(["hash-password", "--user", "alice"]) == 0
+    line = capsys.readouterr().out.strip()
+    name, _, stored = line.partition(" = ")
+    assert name == '"alice"'
+    users = tomllib.loads(f"[server.users]\n{line}\n")["server"]["users"]
+    assert verify_password("wonderland", users["alice"]) and stored.startswith('"scrypt$')
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    assert main(["hash-password"]) == 2  # an empty password is refused

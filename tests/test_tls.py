@@ -2,7 +2,8 @@
 upstreams (`[backend] tls_verify` / `tls_ca`), with certificates from a test CA (trustme) and
 the real neo4j driver: `bolt+s://` and `neo4j+s://` work with the right CA and fail with a
 wrong one; a plaintext client cannot talk to a TLS-only listener; mTLS wants a client
-certificate. The upstream side is a second proxy relaying to the first over `bolt+s://`."""
+certificate. The upstream side is a second proxy relaying to the first over `bolt+s://`.
+The Gremlin listener serves `wss://` with the same certificate."""
 
 from __future__ import annotations
 
@@ -193,3 +194,31 @@ def test_tls_settings_that_cannot_work_are_refused_naming_the_key(
         server_context(str(pki.cert), str(pki.client_key))  # the key of another certificate
     with pytest.raises(ConfigError, match=r"server\.tls_client_ca"):
         server_context(str(pki.cert), str(pki.key), str(tmp_path / "missing.pem"))
+
+
+def test_the_gremlin_listener_serves_wss_with_the_same_certificate(
+    pki: Pki, falkordb_server: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    from gremlin_python.driver.aiohttp.transport import AiohttpTransport
+    from gremlin_python.driver.client import Client
+
+    tls = {"tls_cert": str(pki.cert), "tls_key": str(pki.key)}
+    server = {"bolt": "", "gremlin": "127.0.0.1:0", **tls}
+    config = _config(tmp_path, graph_url(falkordb_server, "movies"), server=server)
+    with ProxyThread(config) as proxy:
+        port = proxy.server.gremlin.port
+        trusted = ssl.create_default_context(cafile=str(pki.ca_pem))
+        client = Client(
+            f"wss://localhost:{port}/gremlin", "g",
+            transport_factory=lambda: AiohttpTransport(ssl_options=trusted),
+        )  # fmt: skip
+        try:
+            assert client.submit("g.V().hasLabel('person').count()").all().result() == [4]
+        finally:
+            client.close()
+        plain = Client(f"ws://localhost:{port}/gremlin", "g")
+        try:
+            with pytest.raises(Exception):  # noqa: B017 (the transport's own error type)
+                plain.submit("g.V().hasLabel('person').count()").all().result(10)
+        finally:
+            plain.close()
