@@ -14,8 +14,10 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import inspect
+import ipaddress
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from proxy.errors import ConfigError
@@ -24,6 +26,8 @@ SCHEME = "scrypt"
 N, R, P = 2**14, 8, 1  # scrypt cost: ~16 MB and tens of ms per check
 KEY_BYTES = 32
 _MAXMEM = 64 * 1024 * 1024
+# A logon check: the client's HELLO / LOGON auth map -> accepted (maybe awaitable).
+LogonCheck = Callable[[dict[str, Any]], bool | Awaitable[bool]]
 
 
 def hash_password(password: str, *, n: int = N, r: int = R, p: int = P) -> str:
@@ -90,3 +94,31 @@ class UserDirectory:
         stored = self._users.get(principal)
         ok = await asyncio.to_thread(verify_password, credentials, stored or self._decoy)
         return ok and stored is not None
+
+
+def logon_check(users: Mapping[str, Any], upstream: LogonCheck | None) -> LogonCheck | None:
+    """The frontend's logon hook: `users` (when any) must accept the credentials, then the
+    backend's own check (`upstream`, pass-through) when there is one."""
+    if not users:
+        return upstream
+    directory = UserDirectory(users)
+    if upstream is None:
+        return directory.authenticate
+
+    async def both(auth: dict[str, Any]) -> bool:
+        if not await directory.authenticate(auth):
+            return False
+        accepted = upstream(auth)
+        return bool(await accepted if inspect.isawaitable(accepted) else accepted)
+
+    return both
+
+
+def is_loopback(host: str) -> bool:
+    """Is `host` (a listen address) reachable from this machine only?"""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
-import ipaddress
 import logging
 import os
 import signal
-import ssl
 import sys
 import threading
 from collections.abc import Callable, Coroutine
@@ -21,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from proxy.audit import AuditLog
+from proxy.auth import is_loopback
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
@@ -29,6 +27,7 @@ from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_refresh import SchemaRefresher
+from proxy.tls import listener_tls, upstream_tls
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +217,7 @@ class ProxyServer:
         if not bolt or self.config.server["users"]:
             return
         host, _ = split_address(bolt, "server.bolt")
-        if not _is_loopback(host):
+        if not is_loopback(host):
             raise ConfigError(
                 "server.users",
                 f"the embedded database would be served on {host} to anyone: set [server] "
@@ -258,23 +257,9 @@ class ProxyServer:
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """`[server] users` first (when set), then the backend's own check (pass-through)."""
-        upstream = self._upstream_auth_hook()
-        users = self.config.server["users"]
-        if not users:
-            return upstream
-        from proxy.auth import UserDirectory
+        from proxy.auth import logon_check
 
-        directory = UserDirectory(users)
-        if upstream is None:
-            return directory.authenticate
-
-        async def both(auth: dict[str, Any]) -> bool:
-            if not await directory.authenticate(auth):
-                return False
-            accepted = upstream(auth)
-            return bool(await accepted if inspect.isawaitable(accepted) else accepted)
-
-        return both
+        return logon_check(self.config.server["users"], self._upstream_auth_hook())
 
     def _upstream_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
@@ -335,27 +320,6 @@ class ProxyThread:
         self.stop()
 
 
-def listener_tls(config: Config) -> ssl.SSLContext | None:
-    """The listeners' TLS context from `[server] tls_cert` / `tls_key` / `tls_client_ca`
-    (Bolt and Gremlin alike)."""
-    server = config.server
-    cert, key, client_ca = (str(server[k]) for k in ("tls_cert", "tls_key", "tls_client_ca"))
-    if not (cert or key or client_ca):
-        return None
-    from proxy.tls import server_context
-
-    return server_context(cert, key, client_ca)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def make_backend(url: str, config: Config) -> Any:
     """The backend for a `[backend] cypher` URL (writes refused upstream too when read-only)."""
     scheme = url.split("://", 1)[0].lower()
@@ -389,18 +353,6 @@ def make_backend(url: str, config: Config) -> Any:
 
         return BoltRelayBackend(url, tls=tls, **options)
     raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
-
-
-def upstream_tls(url: str, config: Config) -> ssl.SSLContext | None:
-    """TLS for a `bolt+s://` / `neo4j+s://` upstream, verified unless `tls_verify = false`
-    (`+ssc` schemes never verify: that is what they mean); None for plain schemes."""
-    scheme = url.split("://", 1)[0].lower()
-    if not scheme.endswith(("+s", "+ssc")):
-        return None
-    from proxy.tls import client_context
-
-    verify = bool(config.backend["tls_verify"]) and not scheme.endswith("+ssc")
-    return client_context(verify, str(config.backend["tls_ca"]))
 
 
 def configured_auth(config: Config, required: bool) -> tuple[str, str] | None:

@@ -7,7 +7,28 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
+from proxy.config import Config
 from proxy.errors import ConfigError
+
+
+def listener_tls(config: Config) -> ssl.SSLContext | None:
+    """The listeners' context from `[server] tls_cert` / `tls_key` / `tls_client_ca` (Bolt
+    and Gremlin alike); None when none is set (plaintext)."""
+    server = config.server
+    cert, key, client_ca = (str(server[k]) for k in ("tls_cert", "tls_key", "tls_client_ca"))
+    if not (cert or key or client_ca):
+        return None
+    return server_context(cert, key, client_ca)
+
+
+def upstream_tls(url: str, config: Config) -> ssl.SSLContext | None:
+    """TLS for a `bolt+s://` / `neo4j+s://` upstream, verified unless `[backend] tls_verify
+    = false` (`+ssc` schemes never verify: that is what they mean); None for plain schemes."""
+    scheme = url.split("://", 1)[0].lower()
+    if not scheme.endswith(("+s", "+ssc")):
+        return None
+    verify = bool(config.backend["tls_verify"]) and not scheme.endswith("+ssc")
+    return client_context(verify, str(config.backend["tls_ca"]))
 
 
 def server_context(cert: str, key: str, client_ca: str = "") -> ssl.SSLContext:

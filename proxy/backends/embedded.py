@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import ipaddress
 import os
 import secrets
 import signal
@@ -31,6 +30,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from proxy.auth import is_loopback
 from proxy.backends.base import BackendUnavailable
 from proxy.backends.process import ServerProcess, terminate
 
@@ -84,7 +84,7 @@ class EmbeddedFalkorDB(ServerProcess):
         host: str = "127.0.0.1",
         auth: bool = True,
     ) -> None:
-        if not _is_loopback(host):
+        if not is_loopback(host):
             raise ValueError(f"the embedded FalkorDB listens on loopback only, not {host!r}")
         self.data_dir = Path(data_dir).resolve()
         self.host = host
@@ -352,15 +352,6 @@ class EmbeddedFalkorDB(ServerProcess):
 
 class _PortTaken(Exception):
     """redis-server could not bind its port (another process took it after we probed)."""
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _text(value: bytes | str) -> str:
