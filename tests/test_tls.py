@@ -24,6 +24,7 @@ from proxy.errors import ConfigError
 from proxy.server import ProxyThread
 from proxy.tls import server_context
 from tests.conftest import graph_url
+from tests.corpora import DATA
 
 COUNT = "MATCH (m:Movie) RETURN count(m) AS n"
 AUTH = ("u", "p")
@@ -204,7 +205,10 @@ def test_the_gremlin_listener_serves_wss_with_the_same_certificate(
 
     tls = {"tls_cert": str(pki.cert), "tls_key": str(pki.key)}
     server = {"bolt": "", "gremlin": "127.0.0.1:0", **tls}
-    config = _config(tmp_path, graph_url(falkordb_server, "movies"), server=server)
+    modern = {"gremlin_data": [str(DATA / "tinkerpop-modern.json")]}
+    config = _config(
+        tmp_path, graph_url(falkordb_server, "movies"), server=server, backend=modern
+    )
     with ProxyThread(config) as proxy:
         port = proxy.server.gremlin.port
         trusted = ssl.create_default_context(cafile=str(pki.ca_pem))
