@@ -427,7 +427,8 @@ async def _serve(config: Config) -> int:
         except (BackendError, QueryGuardError, OSError) as exc:
             print(f"query-guard: cannot start: {exc}", file=sys.stderr, flush=True)
             return 1
-        where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
+        scheme = "bolt+s" if server.bolt is not None and server.bolt.ssl_context else "bolt"
+        where = f"{scheme}://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
         if server.gremlin is not None:
             print(
