@@ -22,7 +22,7 @@ from proxy.auth import UserDirectory, hash_password, verify_password
 from proxy.backends.embedded import EmbeddedFalkorDB
 from proxy.config import parse_config
 from proxy.errors import ConfigError
-from proxy.server import ProxyServer, ProxyThread
+from proxy.server import ProxyServer, ProxyThread, check_exposure
 from tests.conftest import graph_url
 
 SECRET = "secret_graph"  # created on the same FalkorDB, outside the proxy
@@ -150,12 +150,19 @@ def test_proxy_users_check_logons_and_the_audit_names_the_user(
 def test_the_embedded_database_is_not_served_to_the_network_without_users(
     tmp_path: Path,
 ) -> None:
-    config = parse_config(
-        {"server": {"bolt": "0.0.0.0:0", "data_dir": str(tmp_path / "data")}}
-    )
-    with pytest.raises(ConfigError, match=r"server\.users"):
+    data = str(tmp_path / "data")
+    config = parse_config({"server": {"bolt": "0.0.0.0:0", "data_dir": data}})
+    with pytest.raises(ConfigError, match=r"server\.bolt.*server\] users"):
         asyncio.run(ProxyServer(config).start())
     assert not (tmp_path / "data").exists()  # refused before starting anything
+    for key in ("http", "gremlin"):  # these check no users: only client certificates do
+        users = {"alice": hash_password("x", n=2**4)}
+        server = {"bolt": "", key: "0.0.0.0:0", "data_dir": data, "users": users}
+        with pytest.raises(ConfigError, match=rf"server\.{key}.*tls_client_ca"):
+            check_exposure(parse_config({"server": server}))
+    check_exposure(parse_config({"server": {"bolt": "0.0.0.0:0", "users": users}}))
+    external = {"cypher": "falkordb://db.internal:6379/g", "gremlin": "ws://g.internal:8182/g"}
+    check_exposure(parse_config({"server": {"http": "0.0.0.0:0"}, "backend": external}))
 
 
 def test_hash_password_prints_a_users_line_that_verifies(

@@ -3,12 +3,15 @@ upstreams (`[backend] tls_verify` / `tls_ca`), with certificates from a test CA 
 the real neo4j driver: `bolt+s://` and `neo4j+s://` work with the right CA and fail with a
 wrong one; a plaintext client cannot talk to a TLS-only listener; mTLS wants a client
 certificate. The upstream side is a second proxy relaying to the first over `bolt+s://`.
-The Gremlin listener serves `wss://` with the same certificate."""
+The Gremlin and HTTP listeners serve `wss://` and `https://` with the same certificate."""
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -220,9 +223,28 @@ def test_the_gremlin_listener_serves_wss_with_the_same_certificate(
             assert client.submit("g.V().hasLabel('person').count()").all().result() == [4]
         finally:
             client.close()
-        plain = Client(f"ws://localhost:{port}/gremlin", "g")
-        try:
-            with pytest.raises(Exception):  # noqa: B017 (the transport's own error type)
-                plain.submit("g.V().hasLabel('person').count()").all().result(10)
-        finally:
-            plain.close()
+        with pytest.raises(OSError):  # plaintext (ws:// / http://) on the TLS port: dropped
+            urllib.request.urlopen(f"http://localhost:{port}/gremlin", timeout=10)
+
+
+def test_the_http_listener_serves_https_with_the_same_certificate(
+    pki: Pki, falkordb_server: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    tls = {"tls_cert": str(pki.cert), "tls_key": str(pki.key)}
+    server = {"bolt": "", "http": "127.0.0.1:0", **tls}
+    config = _config(tmp_path, graph_url(falkordb_server, "movies"), server=server)
+    with ProxyThread(config) as proxy:
+        port = proxy.server.http.port
+        trusted = ssl.create_default_context(cafile=str(pki.ca_pem))
+        body = json.dumps({"statement": COUNT}).encode()
+        request = urllib.request.Request(
+            f"https://localhost:{port}/db/neo4j/query/v2", body,
+            {"Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, context=trusted, timeout=10) as reply:
+            assert json.loads(reply.read())["data"]["values"] == [[38]]
+        with pytest.raises(OSError):  # plaintext HTTP on the TLS port: dropped, no answer
+            urllib.request.urlopen(f"http://localhost:{port}/health", timeout=10)
+        other = ssl.create_default_context(cafile=str(pki.other_ca_pem))
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            urllib.request.urlopen(f"https://localhost:{port}/health", context=other, timeout=10)
