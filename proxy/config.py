@@ -59,6 +59,8 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "credentials": ((str,), "passthrough"),
         "database": ((str,), ""),
         "client": ((str,), "relay"),
+        "discovery_user": ((str,), ""),
+        "discovery_password_env": ((str,), ""),
         "databases": ((list,), []),
         "tls_verify": ((bool,), True),
         "tls_ca": ((str,), ""),
@@ -76,6 +78,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "disable": ((list,), []),
         "cache_size": ((int,), 4096),
         "on_rule_error": ((str,), "warn"),
+        "sql_dialect": ((str,), "postgres"),
     },
     "audit": {
         "path": ((str,), ""),
@@ -87,6 +90,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "tier1": ((bool,), True),
         "grounding": ((bool,), True),
         "relaxation": ((bool,), True),
+        "speculative": ((str,), "suggest"),
     },
 }
 _FREE_TABLES = {"rules", "gremlin", "repair.llm"}
@@ -116,6 +120,7 @@ class GuardSettings:
     # a rule plugin that fails to load or raises: "warn" (skip it, say so) or "block" (fail
     # closed: serve does not start / the query is blocked)
     on_rule_error: str = "warn"
+    sql_dialect: str = "postgres"  # any sqlglot dialect: how SQL queries are read
     # Graphs / databases a query may name (Bolt `db`, Cypher `USE`); HOME_ALIASES always count.
     allowed_databases: tuple[str, ...] = (DEFAULT_GRAPH, *HOME_ALIASES)
 
@@ -250,8 +255,15 @@ def _guard_settings(g: Mapping[str, Any], databases: tuple[str, ...]) -> GuardSe
             raise ConfigError(f"guard.{key}", "must be a list of strings")
     if g["on_rule_error"] not in ON_RULE_ERROR:
         raise ConfigError("guard.on_rule_error", f"must be one of {ON_RULE_ERROR}")
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(g["sql_dialect"])
+    except ValueError as exc:
+        raise ConfigError("guard.sql_dialect", str(exc).split("\n")[0]) from exc
     return GuardSettings(
         on_rule_error=g["on_rule_error"],
+        sql_dialect=g["sql_dialect"],
         read_only=g["read_only"],
         default_limit=g["default_limit"],
         max_limit=g["max_limit"],
