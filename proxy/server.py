@@ -258,7 +258,10 @@ class ProxyServer:
         gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
         self.http = HttpFrontend(
             host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
-            mcp=build_mcp(service, gremlin=gremlin), ssl_context=listener_tls(self.config),
+            mcp=build_mcp(service, gremlin=gremlin),
+            max_body=int(self.config.server["http_max_body_bytes"]),
+            cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
+            ssl_context=listener_tls(self.config),
         )  # fmt: skip
         await self.http.start()
 
