@@ -261,11 +261,13 @@ def bench_falkordb(tmp: Path, n: int, seconds: float) -> list[dict[str, Any]]:
     from falkordb.asyncio import FalkorDB as AsyncFalkorDB
 
     with EmbeddedFalkorDB(tmp / "falkordb") as db:
-        graph = FalkorDB(host=db.host, port=db.port).select_graph("movies")
+        graph = FalkorDB(host=db.host, port=db.port, password=db.password).select_graph("movies")
 
         def direct_tput(clients: int) -> float:
             async def run() -> float:
-                client = AsyncFalkorDB(host=db.host, port=db.port, max_connections=clients + 2)
+                client = AsyncFalkorDB(
+                    host=db.host, port=db.port, password=db.password, max_connections=clients + 2
+                )
                 g = client.select_graph("movies")
 
                 async def once(w: int) -> Any:

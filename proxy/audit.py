@@ -1,5 +1,5 @@
-"""The audit log: one structlog JSON line per query (client, original, verdict, final query,
-codes, guard and backend timings). One logger per server instance, built with
+"""The audit log: one structlog JSON line per query (client, authenticated user, original,
+verdict, final query, codes, guard and backend timings). One logger per server instance, built with
 `structlog.wrap_logger` — no global structlog configuration."""
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ class AuditLog:
         if not self.include_parameters:
             fields.pop("parameters", None)
         fields.pop("event", None)  # structlog's own key: the line's event is "query"
+        # whose credentials the proxy (or the backend, pass-through) checked; null: nobody's
+        fields.setdefault("user", None)
         self._log.info("query", **fields)
 
     def msg(self, line: str) -> None:

@@ -1,4 +1,4 @@
-"""The `query-guard` command: `check`, `schema`, `serve` (DESIGN §8)."""
+"""The `query-guard` command: `check`, `schema`, `serve`, `hash-password` (DESIGN §8)."""
 
 from __future__ import annotations
 
@@ -96,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the proxy (embedded FalkorDB when no backend)")
     serve.add_argument("--config", help="TOML configuration file")
     serve.set_defaults(func=_cmd_serve)
+
+    hashing = sub.add_parser(
+        "hash-password",
+        help="hash a password for [server] users (read from the terminal, or one stdin line)",
+    )
+    hashing.add_argument("--user", help='print a TOML line `NAME = "<hash>"` for [server] users')
+    hashing.set_defaults(func=_cmd_hash_password)
     return parser
 
 
@@ -269,3 +276,23 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from proxy.server import serve
 
     return serve(load_config(args.config))
+
+
+def _cmd_hash_password(args: argparse.Namespace) -> int:
+    from proxy.auth import hash_password
+
+    if sys.stdin.isatty():
+        import getpass
+
+        password = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != password:
+            print("query-guard: the passwords differ", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        print("query-guard: empty password", file=sys.stderr)
+        return EXIT_USAGE
+    hashed = hash_password(password)
+    print(f"{json.dumps(args.user)} = {json.dumps(hashed)}" if args.user else hashed)
+    return EXIT_OK

@@ -91,6 +91,9 @@ CODES: dict[str, Code] = {
     "SEC.AMBIGUOUS_TEXT": Code(
         "error", "text a database could read differently from the guard (comment or escape tricks)"
     ),
+    "SEC.DATABASE": Code(
+        "error", "a graph / database the proxy does not serve (`USE`, the Bolt database field)"
+    ),
     "COMPAT.PROCEDURE": Code(
         "info",
         "a system procedure answered from the schema catalog as literal rows (error: a YIELD "

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from proxy.errors import ConfigError
 
@@ -27,6 +28,10 @@ DEFAULT_ALLOWED_PROCEDURES: tuple[str, ...] = (
     "db.constraints",
 )
 
+# The embedded FalkorDB's graph (and a falkordb:// URL's default graph), and the names a
+# client may use for "the database this proxy serves" (Neo4j's default and home names).
+DEFAULT_GRAPH = "movies"
+HOME_ALIASES: tuple[str, ...] = ("neo4j", "")
 ON_RULE_ERROR = ("warn", "block")
 
 # section -> key -> (accepted types, default). Tables whose keys are free (rule options,
@@ -40,6 +45,10 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "gremlin": ((str,), ""),
         "advertised_address": ((str,), ""),
         "data_dir": ((str,), ".query-guard"),
+        "tls_cert": ((str,), ""),
+        "tls_key": ((str,), ""),
+        "tls_client_ca": ((str,), ""),
+        "users": ((dict,), {}),
     },
     "backend": {
         "cypher": ((str,), ""),
@@ -54,6 +63,9 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "client": ((str,), "relay"),
         "discovery_user": ((str,), ""),
         "discovery_password_env": ((str,), ""),
+        "databases": ((list,), []),
+        "tls_verify": ((bool,), True),
+        "tls_ca": ((str,), ""),
     },
     "guard": {
         "read_only": ((bool,), True),
@@ -140,6 +152,8 @@ class GuardSettings:
     max_nesting: int = 12
     cache_bytes: int = 64 * 1024 * 1024  # verdict / parse caches, approximate bytes
     cache_max_query_bytes: int = 16 * 1024  # longer queries are never cached
+    # Graphs / databases a query may name (Bolt `db`, Cypher `USE`); HOME_ALIASES always count.
+    allowed_databases: tuple[str, ...] = (DEFAULT_GRAPH, *HOME_ALIASES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +232,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
             out.setdefault(key, default)
         sections[name] = out
     limits = _limits(sections["limits"], sections["guard"])
-    guard = _guard_settings(sections["guard"], limits)
+    guard = _guard_settings(sections["guard"], limits, served_databases(sections["backend"]))
     gremlin = dict(raw.get("gremlin", {}))
     _validate_gremlin(gremlin)
     rules = raw.get("rules", {})
@@ -282,7 +296,26 @@ def _limits(table: Mapping[str, Any], guard: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
-def _guard_settings(g: Mapping[str, Any], limits: Mapping[str, Any]) -> GuardSettings:
+def served_databases(backend: Mapping[str, Any]) -> tuple[str, ...]:
+    """`[backend] databases`, or else the one configured graph (a falkordb:// URL's graph,
+    `[backend] database`, the embedded default), plus the home aliases."""
+    listed = backend["databases"]
+    if not all(isinstance(x, str) and x for x in listed):
+        raise ConfigError("backend.databases", "must be a list of non-empty names")
+    if listed:
+        return (*dict.fromkeys(listed), *HOME_ALIASES)
+    url = str(backend["cypher"])
+    configured = str(backend["database"])
+    if not url:
+        configured = DEFAULT_GRAPH
+    elif url.split("://", 1)[0].lower() in ("falkordb", "falkor", "redis"):
+        configured = unquote(urlsplit(url).path.lstrip("/")) or DEFAULT_GRAPH
+    return (configured, *HOME_ALIASES) if configured else HOME_ALIASES
+
+
+def _guard_settings(
+    g: Mapping[str, Any], limits: Mapping[str, Any], databases: tuple[str, ...]
+) -> GuardSettings:
     for key in ("default_limit", "max_limit", "cache_size"):
         if g[key] < 0:
             raise ConfigError(f"guard.{key}", f"must be ≥ 0 (0 switches it off), got {g[key]}")
@@ -316,6 +349,7 @@ def _guard_settings(g: Mapping[str, Any], limits: Mapping[str, Any]) -> GuardSet
         max_nesting=limits["max_nesting"],
         cache_bytes=limits["cache_bytes"],
         cache_max_query_bytes=limits["cache_max_query_bytes"],
+        allowed_databases=databases,
     )
 
 

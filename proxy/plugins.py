@@ -31,6 +31,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     "plugins.align_directions",
     "plugins.redirect_self_loops",
     "plugins.read_only",
+    "plugins.databases",
     "plugins.limits",
     "plugins.unknown_names",
     "plugins.gremlin_read_only",

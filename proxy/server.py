@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from proxy.audit import AuditLog
+from proxy.auth import is_loopback
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
@@ -28,6 +29,7 @@ from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
+from proxy.tls import listener_tls, upstream_tls
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +114,12 @@ class ProxyServer:
     @property
     def backend_description(self) -> str:
         if self.embedded is not None:
-            return f"embedded FalkorDB {self.embedded.url} (data {self.embedded.data_dir})"
+            return f"embedded FalkorDB {self.embedded.address} (data {self.embedded.data_dir})"
         return str(self.config.backend["cypher"])
 
     async def start(self) -> None:
+        if self.listen:
+            check_exposure(self.config)
         try:
             self.audit = AuditLog(
                 str(self.config.audit["path"]),
@@ -217,6 +221,8 @@ class ProxyServer:
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
             limits=BoltLimits.from_config(self.config.limits),
+            ssl_context=listener_tls(self.config),
+            databases=self.config.guard.allowed_databases,
         )
         await self.bolt.start()
         bolt_front = self.bolt
@@ -237,7 +243,12 @@ class ProxyServer:
         service = self.gremlin_service
         assert service is not None
         self.gremlin = GremlinFrontend(
-            host, port, service.check, service.backend.submit, on_query=self.on_query
+            host,
+            port,
+            service.check,
+            service.backend.submit,
+            on_query=self.on_query,
+            ssl_context=listener_tls(self.config),
         )
         await self.gremlin.start()
 
@@ -266,6 +277,7 @@ class ProxyServer:
             mcp=build_mcp(service, gremlin=gremlin),
             max_body=int(self.config.server["http_max_body_bytes"]),
             cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
+            ssl_context=listener_tls(self.config),
         )  # fmt: skip
         await self.http.start()
 
@@ -282,9 +294,12 @@ class ProxyServer:
         return {"backend": backend, "schema": schema}
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
-        """The backend's hook, followed by schema discovery in the first session that gets in
-        while the schema waits for a client's credentials (`SchemaSource`)."""
-        check = self._backend_auth_hook()
+        """`[server] users` first (when set), then the backend's hook, followed by schema
+        discovery in the first session that gets in while the schema waits for a client's
+        credentials (`SchemaSource`)."""
+        from proxy.auth import logon_check
+
+        check = logon_check(self.config.server["users"], self._backend_auth_hook())
         return self.source.wrap_authenticate(check) if self.source is not None else check
 
     def _backend_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
@@ -298,6 +313,31 @@ class ProxyServer:
         from proxy.backends.bolt import remember_client_auth
 
         return remember_client_auth
+
+
+def check_exposure(config: Config) -> None:
+    """An embedded database has no accounts of its own, so a listener serving it beyond this
+    machine must check who connects: Bolt with `[server] users` (or mTLS), HTTP and Gremlin,
+    which check no users, with mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
+    server, backend = config.server, config.backend
+    mtls = bool(server["tls_client_ca"])
+    listeners = (
+        ("bolt", not backend["cypher"], bool(server["users"]) or mtls),
+        ("http", not backend["cypher"] or not backend["gremlin"], mtls),
+        ("gremlin", not backend["gremlin"], mtls),
+    )
+    for key, embedded, checked in listeners:
+        address = str(server[key])
+        if not address or not embedded or checked:
+            continue
+        host, _ = split_address(address, f"server.{key}")
+        if not is_loopback(host):
+            fix = "set [server] users (query-guard hash-password) or " if key == "bolt" else ""
+            raise ConfigError(
+                f"server.{key}",
+                f"the embedded database would be served on {host} to anyone: {fix}require "
+                "client certificates (tls_client_ca), or listen on a loopback address",
+            )
 
 
 class ProxyThread:
@@ -369,13 +409,17 @@ def make_backend(url: str, config: Config) -> Any:
             "passthrough": mode == "passthrough",
             "query_timeout_ms": int(config.limits.get("query_timeout_ms", 0)),
         }
+        tls = upstream_tls(url, config)
         if client == "driver":
             from proxy.backends.bolt import BoltBackend
 
+            if tls is not None:  # the driver takes a context only with a plain scheme
+                url = url.split("://", 1)[0].split("+", 1)[0] + "://" + url.split("://", 1)[1]
+                options.update(encrypted=True, ssl_context=tls)
             return BoltBackend(url, **options)
         from proxy.backends.bolt_relay import BoltRelayBackend
 
-        return BoltRelayBackend(url, **options)
+        return BoltRelayBackend(url, tls=tls, **options)
     raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
 
 
@@ -427,7 +471,8 @@ async def _serve(config: Config) -> int:
         except (BackendError, QueryGuardError, OSError) as exc:
             print(f"query-guard: cannot start: {exc}", file=sys.stderr, flush=True)
             return 1
-        where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
+        scheme = "bolt+s" if server.bolt is not None and server.bolt.ssl_context else "bolt"
+        where = f"{scheme}://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
         print(f"query-guard schema: {server.schema_source}", flush=True)
         if server.http is not None:

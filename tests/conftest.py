@@ -40,7 +40,11 @@ def graph_url(server: EmbeddedFalkorDB, graph: str) -> str:
 def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedFalkorDB]:
     """A FalkorDB server for the whole session; its graph `movies` holds the movie graph.
     Treat `movies` as read-only; tests that write use `fresh_graph`."""
-    server = EmbeddedFalkorDB(tmp_path_factory.mktemp("falkordb"), startup_timeout=30.0)
+    # No password on this test server: tests and the reference client connect to it directly
+    # (the proxy's own embedded FalkorDB always has one; tests/test_access.py checks it).
+    server = EmbeddedFalkorDB(
+        tmp_path_factory.mktemp("falkordb"), startup_timeout=30.0, auth=False
+    )
     server.start()
     try:
         yield server

@@ -19,7 +19,7 @@ from proxy.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB, EmbeddedStart
 
 
 def count(server: EmbeddedFalkorDB, query: str, graph: str = "movies") -> int:
-    with redis.Redis(host=server.host, port=server.port) as client:
+    with redis.Redis(host=server.host, port=server.port, password=server.password) as client:
         reply = client.execute_command("GRAPH.RO_QUERY", graph, query)
     return int(reply[1][0][0])
 
@@ -47,12 +47,13 @@ def test_first_start_loads_the_movie_graph_and_restart_keeps_data(tmp_path: Path
     server = EmbeddedFalkorDB(tmp_path)
     with server:
         assert server.loaded_graphs == ["movies"]
-        assert server.url == f"falkordb://127.0.0.1:{server.port}/movies"
+        assert server.address == f"falkordb://127.0.0.1:{server.port}/movies"
+        assert server.url == f"falkordb://:{server.password}@127.0.0.1:{server.port}/movies"
         assert server.startup_seconds < 10
         assert count(server, "MATCH (m:Movie) RETURN count(m)") == 38
         assert count(server, "MATCH (p:Person) RETURN count(p)") == 133
         assert count(server, "MATCH ()-[r]->() RETURN count(r)") == 253
-        with redis.Redis(port=server.port) as client:
+        with redis.Redis(port=server.port, password=server.password) as client:
             client.execute_command("GRAPH.QUERY", "movies", "CREATE (:Person {name: 'New'})")
         pid, port = server.pid, server.port
     assert pid is not None and not alive(pid)
@@ -133,3 +134,30 @@ def test_fresh_movie_graph_is_a_private_writable_copy(
         client.execute_command("GRAPH.QUERY", name, "MATCH (m:Movie) DETACH DELETE m")
     assert count(falkordb_server, "MATCH (m:Movie) RETURN count(m)", name) == 0
     assert count(falkordb_server, "MATCH (m:Movie) RETURN count(m)") == 38
+
+
+def test_the_embedded_server_refuses_clients_without_its_password(tmp_path: Path) -> None:
+    with EmbeddedFalkorDB(tmp_path, demo_graphs={"movies": DEMO_GRAPHS["movies"]}) as server:
+        with redis.Redis(port=server.port) as client, pytest.raises(
+            redis.exceptions.AuthenticationError
+        ):
+            client.execute_command("GRAPH.RO_QUERY", "movies", "MATCH (n) RETURN count(n)")
+        with redis.Redis(port=server.port, password="guessed") as client, pytest.raises(
+            redis.exceptions.AuthenticationError
+        ):
+            client.ping()
+        with redis.Redis(port=server.port, password=server.password) as client:
+            assert client.config_get("protected-mode") == {"protected-mode": "yes"}
+            assert client.config_get("bind")["bind"] == "127.0.0.1"
+        password = server.password
+    conf = tmp_path / "auth.conf"
+    assert conf.stat().st_mode & 0o777 == 0o600
+    assert password is not None and password not in (tmp_path / "falkordb.log").read_text()
+    with EmbeddedFalkorDB(tmp_path, demo_graphs={}) as again:  # the password is kept
+        assert again.password == password
+        assert count(again, "MATCH (m:Movie) RETURN count(m)") == 38
+
+
+def test_the_embedded_server_binds_loopback_only(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="loopback"):
+        EmbeddedFalkorDB(tmp_path, host="0.0.0.0")

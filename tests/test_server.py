@@ -97,7 +97,9 @@ def test_serve_answers_then_stops_cleanly_with_its_falkordb(tmp_path: Path, sig:
     try:
         assert serve.falkordb is not None
         host, port = serve.falkordb
-        with redis.Redis(host=host, port=port) as client:
+        conf = (tmp_path / "data" / "falkordb" / "auth.conf").read_text()
+        password = conf.split()[1]  # the embedded server's generated password (0600 file)
+        with redis.Redis(host=host, port=port, password=password) as client:
             falkordb_pid = int(client.info("server")["process_id"])
         assert not _gone(falkordb_pid)
         with neo4j.GraphDatabase.driver(f"bolt://{serve.address}", auth=("u", "p")) as drv:

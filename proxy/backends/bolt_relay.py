@@ -21,6 +21,7 @@ from proxy.bolt import messages as m
 from proxy.bolt.packstream import Packed
 from proxy.bolt.relay_results import RelayResult, RelayTransaction
 from proxy.bolt.upstream import UpstreamConnection
+from proxy.tls import client_context
 
 DEFAULT_PORT = 7687
 AuthKey = tuple[tuple[str, str], ...]
@@ -69,6 +70,7 @@ class BoltRelayBackend:
         max_idle: int = 128,
         connect_timeout: float = 10.0,
         query_timeout_ms: int = 0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         parts = urlsplit(uri)
         scheme = parts.scheme.lower()
@@ -77,7 +79,9 @@ class BoltRelayBackend:
         self.uri = uri
         self.host = parts.hostname or "localhost"
         self.port = parts.port or DEFAULT_PORT
-        self.tls = _tls(scheme)
+        # `+s` verifies against the system CAs unless the caller passes its own context
+        # (`[backend] tls_verify` / `tls_ca`); `+ssc` accepts any certificate.
+        self.tls = tls if tls is not None or scheme.endswith(("bolt", "neo4j")) else _tls(scheme)
         self.auth = auth
         self.database = database
         self.read_only = read_only
@@ -244,12 +248,5 @@ class BoltRelayBackend:
         raise AssertionError("unreachable")
 
 
-def _tls(scheme: str) -> ssl.SSLContext | None:
-    if scheme.endswith("+s"):
-        return ssl.create_default_context()
-    if scheme.endswith("+ssc"):
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
-    return None
+def _tls(scheme: str) -> ssl.SSLContext:
+    return client_context(verify=not scheme.endswith("+ssc"))

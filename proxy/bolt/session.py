@@ -38,6 +38,9 @@ OnQuery = Callable[[dict[str, Any]], None]
 # May return an awaitable: a pass-through backend checks the credentials upstream at LOGON.
 Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
 Version = tuple[int, int]
+# What Neo4j answers for a database it does not have; the message names our finding code.
+DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
+DATABASE_CODE = "SEC.DATABASE"
 
 
 class Output(Protocol):
@@ -67,6 +70,8 @@ class ServerContext:
     repairer: Repairer | None = None
     # ask Bolt >= 5.4 clients for TELEMETRY messages (one per query: they go nowhere)
     telemetry: bool = True
+    # the names a client may give as its database (BEGIN / RUN / ROUTE `db`); None: any
+    databases: frozenset[str] | None = None
     # [limits]: parameters, messages, results, connections, the guard's time budget
     limits: BoltLimits = field(default_factory=BoltLimits)
     # where the guard runs, off the event loop (None: inline, for tests of the state machine)
@@ -89,6 +94,18 @@ _ALLOWED: dict[State, set[int]] = {
 }
 _SINCE: dict[int, Version] = {m.LOGON: (5, 1), m.LOGOFF: (5, 1), m.TELEMETRY: (5, 4)}
 _HANDLERS = {tag: f"_on_{name.lower()}" for tag, name in m.REQUEST_NAMES.items()}
+
+
+class DatabaseNotServed(BackendError):
+    """The client named a database this proxy does not serve (`[backend] databases`)."""
+
+    def __init__(self, name: str, allowed: frozenset[str]) -> None:
+        served = ", ".join(repr(n) for n in sorted(allowed) if n) or "none"
+        super().__init__(
+            f"{DATABASE_CODE}: database {name!r} is not served by this proxy; use the default "
+            f"database (no name) or one of: {served}",
+            DATABASE_NOT_FOUND,
+        )
 
 
 @dataclass
@@ -132,6 +149,7 @@ class BoltSession(QueryHandling):
         self._next_qid = 0
         self._last_qid = -1
         self.pump = ResultPump(self)
+        self.user: str | None = None  # the principal whose credentials were checked at logon
 
     # -- state ----------------------------------------------------------------------------
 
@@ -282,8 +300,14 @@ class BoltSession(QueryHandling):
         if inspect.isawaitable(accepted):
             accepted = await accepted
         if accepted:
+            principal = auth.get("principal")
+            self.user = principal if isinstance(principal, str) else None
             return True
-        self.fail("Neo.ClientError.Security.Unauthorized", "invalid credentials")
+        log.warning("bolt %s: %s refused at logon", self.connection_id, self.client)
+        self.fail(
+            "Neo.ClientError.Security.Unauthorized",
+            "The client is unauthorized due to authentication failure.",
+        )
         return False
 
     async def _on_logon(self, auth: dict[str, Any]) -> None:
@@ -293,6 +317,7 @@ class BoltSession(QueryHandling):
 
     async def _on_logoff(self) -> None:
         self._state = State.AUTHENTICATION
+        self.user = None
         self.success()
 
     async def _on_telemetry(self, api: int) -> None:
@@ -301,6 +326,8 @@ class BoltSession(QueryHandling):
     async def _on_route(self, routing: dict[str, Any], bookmarks: list[Any], extra: Any) -> None:
         # Every role points at the proxy itself, so neo4j:// clients never bypass the guard.
         db = extra.get("db") if isinstance(extra, dict) else None
+        if isinstance(db, str):
+            self._served(db)
         address = self.ctx.advertised_address
         servers = [{"addresses": [address], "role": role} for role in ("ROUTE", "READ", "WRITE")]
         rt = {"ttl": self.ctx.routing_ttl, "db": db or self.ctx.home_database, "servers": servers}
@@ -309,9 +336,26 @@ class BoltSession(QueryHandling):
     # -- transactions ---------------------------------------------------------------------
 
     def _database(self, extra: dict[str, Any]) -> str | None:
-        """The backend database: None for the home database (whatever the backend's default)."""
+        """The backend database: None for the home database (whatever the backend's default).
+        Raises `DatabaseNotServed` for a name outside `[backend] databases`."""
         db = extra.get("db")
-        return None if not isinstance(db, str) or db in ("", self.ctx.home_database) else db
+        if db is not None and not isinstance(db, str):
+            raise DatabaseNotServed(repr(db), self.ctx.databases or frozenset())
+        if not db or db == self.ctx.home_database:
+            return None
+        self._served(db)
+        return db
+
+    def _served(self, db: str) -> None:
+        allowed = self.ctx.databases
+        if allowed is not None and db not in allowed and db != self.ctx.home_database:
+            log.warning("bolt %s: database %r refused (%s)", self.connection_id, db, self.user)
+            raise DatabaseNotServed(db, allowed)
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        """Every audit event names the user whose credentials were checked (None: nobody's)."""
+        event["user"] = self.user
+        super()._emit(event)
 
     async def _on_begin(self, extra: dict[str, Any]) -> None:
         metadata = extra.get("tx_metadata")

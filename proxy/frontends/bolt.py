@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import ssl
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from proxy.backends.base import Backend
@@ -315,6 +317,8 @@ class BoltFrontend:
         repairer: Repairer | None = None,
         telemetry: bool | None = None,
         limits: BoltLimits | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        databases: Iterable[str] | None = None,
     ) -> None:
         unknown = set(versions) - set(SUPPORTED_VERSIONS)
         if unknown or not versions:
@@ -339,7 +343,11 @@ class BoltFrontend:
             telemetry=getattr(backend, "telemetry", True) if telemetry is None else telemetry,
             limits=self.limits,
             guard_pool=self._guard_pool,
+            databases=None if databases is None else frozenset(databases),
         )
+        # With a context the listener speaks TLS only (bolt+s:// / neo4j+s://): a plaintext
+        # client fails the TLS handshake and is disconnected.
+        self.ssl_context = ssl_context
         self._max_message_size = max_message_size
         self._handshake_timeout = handshake_timeout
         self._server: asyncio.Server | None = None
@@ -353,12 +361,21 @@ class BoltFrontend:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            self._protocol, self.host, self.port, start_serving=False
+            self._protocol,
+            self.host,
+            self.port,
+            ssl=self.ssl_context,
+            # a client that never finishes the TLS handshake is dropped like a slow Bolt one
+            ssl_handshake_timeout=self._handshake_timeout if self.ssl_context else None,
+            start_serving=False,
         )
         self.port = self._server.sockets[0].getsockname()[1]
         self._ctx.advertised_address = self.advertised_address or _address(self.host, self.port)
         await self._server.start_serving()
-        log.info("bolt frontend listening on %s:%d", self.host, self.port)
+        log.info(
+            "bolt frontend listening on %s:%d%s",
+            self.host, self.port, " (TLS)" if self.ssl_context else "",
+        )  # fmt: skip
 
     def _protocol(self) -> BoltProtocol:
         return BoltProtocol(

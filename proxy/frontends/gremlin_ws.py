@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import ssl
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -67,8 +68,10 @@ class GremlinFrontend:
         *,
         on_query: OnQuery | None = None,
         max_frame: int = MAX_FRAME,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.host, self.port = host, port
+        self.ssl_context = ssl_context  # set: wss:// / https:// only
         self._check, self._submit, self._on_query = check, submit, on_query
         self._max_frame = max_frame
         self._runner: web.AppRunner | None = None
@@ -80,7 +83,7 @@ class GremlinFrontend:
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
         await site.start()
         server = site._server  # aiohttp exposes the bound port only here
         if server is not None and server.sockets:  # type: ignore[attr-defined]

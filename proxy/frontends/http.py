@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -49,8 +50,10 @@ class HttpFrontend:
         metrics: Metrics | None = None,
         mcp: Any = None,
         cors_origins: tuple[str, ...] = (),
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.host, self.port = host, port
+        self.ssl_context = ssl_context  # set: https:// only
         self.metrics = metrics
         self._mcp = mcp  # a FastMCP app served at /mcp (streamable HTTP)
         self._mcp_stop = asyncio.Event()
@@ -85,7 +88,7 @@ class HttpFrontend:
             self._mcp_task = asyncio.create_task(self._run_mcp_sessions())
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
         await site.start()
         server = site._server
         if server is not None and server.sockets:  # type: ignore[attr-defined]
