@@ -8,6 +8,7 @@ from typing import Any
 
 from proxy.config import GuardSettings
 from proxy.schema import SchemaCatalog
+from proxy.sql.catalog import SqlCatalog
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class GuardContext:
     # lower-case names of the procedures the proxy answers itself (proxy.compat), which the
     # read-only rule lets through although the backend lacks them
     served_procedures: frozenset[str] = frozenset()
+    sql_schema: SqlCatalog | None = None  # tables and columns of the SQL backend
 
     def options(self, rule: str) -> Mapping[str, Any]:
         """The `[rules.<rule>]` table of the configuration (empty when absent)."""

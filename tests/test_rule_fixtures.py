@@ -1,7 +1,8 @@
 """Fixture pairs per rule: tests/fixtures/<rule>/<case>.cypher or .sql (format:
 tests/fixture_format.py; a .sql case is checked as SQL in `config: sql_dialect=…`).
 
-Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `config`
+Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `sql-schema`
+(`table(column type, …); …`, proxy/sql/catalog.py), `config`
 (`key=value` pairs for [guard]), expected `codes` and `action`. Only the named rule runs.
 """
 
@@ -16,6 +17,7 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
+from proxy.sql.catalog import SqlCatalog
 from tests.fixture_format import guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -37,8 +39,9 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
         schema = SchemaCatalog.from_triples(headers["schema"])
     elif "schema-file" in headers:
         schema = SchemaCatalog.load(FIXTURES / "schemas" / headers["schema-file"])
+    sql_schema = SqlCatalog.from_text(headers["sql-schema"]) if "sql-schema" in headers else None
     pm = build_plugin_manager(builtins=[f"plugins.{rule}"], entry_points=False)
-    return Guard(pm, GuardContext(schema=schema, settings=config.guard))
+    return Guard(pm, GuardContext(schema=schema, settings=config.guard, sql_schema=sql_schema))
 
 
 def _language(path: Path) -> str:
