@@ -52,6 +52,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "client": ((str,), "relay"),
         "discovery_user": ((str,), ""),
         "discovery_password_env": ((str,), ""),
+        "sql": ((str,), ""),
     },
     "guard": {
         "read_only": ((bool,), True),

@@ -79,9 +79,11 @@ class SqlQuery:
                 return int(m["start"]), int(m["end"]) + 1
         return statement.span
 
-    def emit(self) -> str:
-        """The judged statements as canonical SQL of the dialect (what a backend runs)."""
-        return ";\n".join(s.tree.sql(dialect=self.dialect, comments=False) for s in self.statements)
+    def emit(self, dialect: str | None = None) -> str:
+        """The judged statements as canonical SQL (what a backend runs), in `dialect` (default:
+        the one they were read in; sqlglot transpiles)."""
+        target = dialect or self.dialect
+        return ";\n".join(s.tree.sql(dialect=target, comments=False) for s in self.statements)
 
 
 def _statement_spans(tokens: list[sqlglot.tokens.Token]) -> list[tuple[int, int]]:
