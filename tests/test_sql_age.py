@@ -42,7 +42,8 @@ def test_body_fixes_land_in_the_sql_text(guard: Guard) -> None:
     assert "(m:Movie)<-[:ACTED_IN]-(p:Person) RETURN p.name LIMIT 1000 $$" in verdict.query
     assert verdict.query.endswith(") AS (v agtype) LIMIT 5")
     assert guard.check(verdict.query, "sql").action == "allow"  # a fixed point
-    SqlQuery.parse(verdict.query, "postgres")  # still SQL
+    emitted = SqlQuery.parse(verdict.query, "postgres").emit()  # what PostgreSQL would get
+    assert "$$ MATCH (m:Movie)<-[:ACTED_IN]-(p:Person) RETURN p.name LIMIT 1000 $$" in emitted
 
 
 def test_cypher_syntax_errors_point_into_the_body(guard: Guard) -> None:
