@@ -57,6 +57,15 @@ CODES: dict[str, Code] = {
         "warning", "property key absent from the schema (hint: closest key)"
     ),
     "SCH.NO_PATH": Code("warning", "pattern fits the schema in neither direction"),
+    "SCH.UNKNOWN_TABLE": Code(
+        "warning", "SQL table absent from the schema; fixed when exactly one name is close"
+    ),
+    "SCH.UNKNOWN_COLUMN": Code(
+        "warning", "SQL column absent from its tables; fixed when exactly one name is close"
+    ),
+    "SCH.AMBIGUOUS_COLUMN": Code(
+        "warning", "unqualified SQL column that several joined tables have"
+    ),
     "SCH.NO_SCHEMA": Code(
         "info", "no schema catalog yet (e.g. waiting for a client's credentials): schema rules off"
     ),

@@ -66,6 +66,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "databases": ((list,), []),
         "tls_verify": ((bool,), True),
         "tls_ca": ((str,), ""),
+        "sql": ((str,), ""),
     },
     "guard": {
         "read_only": ((bool,), True),

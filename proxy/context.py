@@ -8,6 +8,7 @@ from typing import Any
 
 from proxy.config import CompatSettings, GuardSettings
 from proxy.schema import SchemaCatalog
+from proxy.sql.catalog import SqlCatalog
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class GuardContext:
     compat: CompatSettings = field(default_factory=CompatSettings)
     # the Cypher dialect of the backend: "falkordb" (dialect shims apply) or "" (Neo4j's)
     dialect: str = ""
+    sql_schema: SqlCatalog | None = None  # tables and columns of the SQL backend
 
     def options(self, rule: str) -> Mapping[str, Any]:
         """The `[rules.<rule>]` table of the configuration (empty when absent)."""

@@ -52,6 +52,9 @@ class Language:
     emit: Callable[[Any, Sequence[Edit]], str] | None = None
     # (is it an EXPLAIN, Neo4j's query type) of a parse: Verdict.explain / query_type
     statement: Callable[[Any], tuple[bool, str]] | None = None
+    # queries of another language inside a parse (AGE's `cypher('g', $$ … $$)` in SQL): their
+    # (start, end) spans in the text and language; the guard checks each with that language
+    embedded: Callable[[Any], list[tuple[tuple[int, int], str]]] | None = None
 
 
 def _cypher_language() -> Language:
@@ -187,6 +190,7 @@ class Guard:
                     return self._verdict(original, text, kept, latest)
             findings = [f for f in text_findings if not f.fix]
             findings += self._call(lang.hook, {lang.argument: parsed, "ctx": self.ctx})
+            findings += self._embedded(lang, parsed, text)
             latest = _map_findings(findings, history)
             if any(f.severity is Severity.ERROR for f in findings):
                 return self._verdict(original, text, kept, latest, _facts(lang, parsed))
@@ -250,6 +254,20 @@ class Guard:
         action = Action.ALLOW if text == original else Action.REWRITE
         return Verdict(action, text, findings, original, forward=forward, explain=explain,
                        query_type=query_type)  # fmt: skip
+
+    def _embedded(self, lang: Language, parsed: Any, text: str) -> list[Finding]:
+        """Findings of the queries embedded in `text`, checked by their own language's rules,
+        spans moved into `text`; a rewritten body is one edit that every fixed finding shares."""
+        out: list[Finding] = []
+        for (start, end), inner in lang.embedded(parsed) if lang.embedded else ():
+            verdict = self.check(text[start:end], inner)
+            edit = (Edit(start, end, verdict.query),) if verdict.action is Action.REWRITE else None
+            for f in verdict.findings:
+                span = (f.span[0] + start, f.span[1] + start)
+                message = f"in the {inner} query: {f.message}"
+                fix = edit if f.fix else None  # the body's fixes were applied together
+                out.append(replace(f, span=span, message=message, fix=fix, final=False))
+        return out
 
     def _run_text_rules(self, text: str, language: str) -> list[Finding]:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})

@@ -42,6 +42,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     "plugins.gremlin_limits",
     "plugins.sql_read_only",
     "plugins.sql_limits",
+    "plugins.sql_unknown_names",
 )
 
 # Built-in repair plugins (DESIGN §6 `guard_repair`). They are stateful (endpoint settings),

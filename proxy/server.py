@@ -29,6 +29,8 @@ from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
+from proxy.sql.backend import make_sql_backend
+from proxy.sql.service import SqlService
 from proxy.tls import listener_tls, upstream_tls
 
 log = logging.getLogger(__name__)
@@ -94,6 +96,7 @@ class ProxyServer:
         self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
         self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
         self.http: Any = None  # HttpFrontend when [server] http is set
+        self.sql: SqlService | None = None  # the SQL backend (language "sql"), lazily started
         self.metrics = Metrics()
         self.on_query: Callable[..., None] = self.metrics
 
@@ -133,6 +136,9 @@ class ProxyServer:
                 self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
             )
             self.guard.warm_up()  # the first client query must not pay for building parsers
+            self.sql = SqlService(self.guard, make_sql_backend(
+                str(self.config.backend["sql"]), str(self.config.server["data_dir"])
+            ))  # started on the first SQL query  # fmt: skip
             self.source.start(self.guard, self._found_schema)
             log.info("schema: %s", self.schema_source)
             await self._start_frontends()
@@ -156,6 +162,9 @@ class ProxyServer:
                 http, self.http = self.http, None
                 await http.close()
         finally:
+            if self.sql is not None:
+                sql, self.sql = self.sql, None
+                await sql.close()
             if self.gremlin_service is not None:
                 gremlin_service, self.gremlin_service = self.gremlin_service, None
                 await gremlin_service.close()
@@ -267,6 +276,7 @@ class ProxyServer:
             self.backend,
             repairer=build_repairer(self.guard, self.config),
             on_query=self.on_query,
+            sql=self.sql,
         )
         database = str(self.config.backend["database"]) or "neo4j"
         from proxy.frontends.mcp import build_mcp

@@ -45,14 +45,18 @@ class QueryService:
         *,
         repairer: Any = None,
         on_query: OnQuery | None = None,
+        sql: Any = None,  # proxy.sql.service.SqlService: `language="sql"` queries
     ) -> None:
         self.guard = guard
         self.backend = backend
         self.repairer = repairer
         self.on_query = on_query
+        self.sql = sql
 
     async def check(self, text: str, language: str = "cypher") -> Verdict:
         """The guard's verdict, computed in a worker thread (never on the event loop)."""
+        if language == "sql" and self.sql is not None:
+            await self.sql.try_ready()  # the SQL schema reaches the guard before its verdict
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.guard.check, text, language)
 
@@ -67,21 +71,28 @@ class QueryService:
         database: str | None = None,
         max_rows: int = 10_000,
         tx: Any = None,
+        language: str = "cypher",
     ) -> QueryResult:
-        """Guard and run `text` (in `tx`, an open backend transaction, when given)."""
+        """Guard and run `text` (in `tx`, an open backend transaction, when given); `language`
+        "sql" runs on the SQL backend instead (no repair loop, no transaction)."""
         params = dict(parameters or {})
         started = time.perf_counter()
         event: dict[str, Any] = {
-            "front": front, "client": client, "language": "cypher", "query": text,
+            "front": front, "client": client, "language": language, "query": text,
             "database": database, "backend_ms": None, "error": None,
         }  # fmt: skip
         try:
-            verdict = await self.check(text)
+            verdict = await self.check(text, language)
             event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=_ms(started))
             if verdict.blocked:
                 event["final_query"] = None
                 return QueryResult(verdict)
-            result = await self._execute(verdict, params, question, database, max_rows, event, tx)
+            if language == "sql":
+                result = await self._execute_sql(verdict, params, max_rows, event)
+            else:
+                result = await self._execute(
+                    verdict, params, question, database, max_rows, event, tx
+                )
             event["final_query"] = result.query
             if result.error is not None:
                 event["error"] = result.error.code
@@ -89,6 +100,20 @@ class QueryService:
         finally:
             if self.on_query is not None:
                 self.on_query(event)
+
+    async def _execute_sql(
+        self, verdict: Verdict, params: dict[str, Any], max_rows: int, event: dict[str, Any]
+    ) -> QueryResult:
+        started = time.perf_counter()
+        try:
+            if self.sql is None:
+                raise BackendError("no SQL database behind this front")
+            ran, fields, rows = await self.sql.execute(verdict, params, max_rows)
+        except BackendError as exc:
+            event["backend_ms"] = _ms(started)
+            return QueryResult(verdict, error=exc, query=verdict.to_run)
+        event["backend_ms"] = _ms(started)
+        return QueryResult(verdict, fields, rows[:max_rows], len(rows) > max_rows, None, [], ran)
 
     async def _execute(
         self,

@@ -101,7 +101,7 @@ def test_check_without_executing(base: str) -> None:
     status, body = call(base, "POST", "/v1/check", {
         "query": "g.V().hasLabel('x').drop()", "language": "gremlin"})
     assert body["action"] == "block"
-    status, _ = call(base, "POST", "/v1/check", {"query": "x", "language": "sql"})
+    status, _ = call(base, "POST", "/v1/check", {"query": "x", "language": "sparql"})
     assert status == 400
 
 

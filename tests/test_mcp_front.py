@@ -68,6 +68,10 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 "query": "g.V(c).hasLabel('case').out('hasReason').values('text')",
                 "bindings": {"c": "case-1"}}),
             "gremlin_write": ("read_gremlin", {"query": "g.V().hasLabel('case').drop()"}),
+            "sql": ("read_sql", {
+                "query": "SELECT compnyName FROM customers WHERE country = :c ORDER BY 1",
+                "params": {"c": "Norway"}}),
+            "sql_write": ("read_sql", {"query": "DELETE FROM customers"}),
         }  # fmt: skip
         out: dict[str, Any] = {"tools": {t.name: t for t in tools.tools}}
         for key, (name, args) in calls.items():
@@ -80,7 +84,7 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_tools_say_what_is_enforced(session_results: dict[str, Any]) -> None:
     tools = session_results["tools"]
     assert set(tools) == {"get_schema", "get_context", "read_cypher", "read_gremlin",
-                          "check_query"}  # fmt: skip
+                          "read_sql", "check_query"}  # fmt: skip
     assert "read-only" in tools["read_cypher"].description
     assert "params" in tools["read_cypher"].inputSchema["properties"]
 
@@ -113,3 +117,10 @@ def test_results_are_cut_to_the_row_budget_with_a_note(session_results: dict[str
 def test_gremlin_tool(session_results: dict[str, Any]) -> None:
     assert session_results["gremlin"]["rows"]
     assert session_results["gremlin_write"]["refused"]
+
+
+def test_sql_tool_on_the_embedded_northwind(session_results: dict[str, Any]) -> None:
+    sql = session_results["sql"]
+    assert sql["rows"] == [["Santé Gourmet"]]  # the one Norwegian customer
+    assert "SCH.UNKNOWN_COLUMN" in sql["codes"] and "companyName" in sql["query"]
+    assert session_results["sql_write"]["refused"]

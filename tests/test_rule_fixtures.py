@@ -1,10 +1,10 @@
 """Fixture pairs per rule: tests/fixtures/<rule>/<case>.cypher or .sql (format:
 tests/fixture_format.py; a .sql case is checked as SQL in `config: sql_dialect=…`).
 
-Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `config`
-(`key=value` pairs for [guard]), `compat` (`key=value` pairs for [compat]; with it the
-proxy serves its procedures as `build_guard` does), `dialect`, expected `codes` and `action`.
-Only the named rule runs.
+Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `sql-schema`
+(`table(column type, …); …`, proxy/sql/catalog.py), `config` (`key=value` pairs for
+[guard]), `compat` (`key=value` pairs for [compat]; with it the proxy serves its procedures as
+`build_guard` does), `dialect`, expected `codes` and `action`. Only the named rule runs.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
+from proxy.sql.catalog import SqlCatalog
 from tests.fixture_format import guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -40,6 +41,7 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
         schema = SchemaCatalog.from_triples(headers["schema"])
     elif "schema-file" in headers:
         schema = SchemaCatalog.load(FIXTURES / "schemas" / headers["schema-file"])
+    sql_schema = SqlCatalog.from_text(headers["sql-schema"]) if "sql-schema" in headers else None
     pm = build_plugin_manager(builtins=[f"plugins.{rule}"], entry_points=False)
     compat = parse_config({"compat": guard_settings([headers.get("compat", "")])}).compat
     serving = "compat" in headers and compat.procedures == "proxy"
@@ -49,6 +51,7 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
         served_procedures=SERVED_PROCEDURES if serving else frozenset(),
         compat=compat,
         dialect=headers.get("dialect", ""),
+        sql_schema=sql_schema,
     )
     return Guard(pm, ctx)
 

@@ -30,7 +30,7 @@ from proxy.service import QueryResult, QueryService
 log = logging.getLogger("proxy.http")
 
 MAX_BODY = 1024 * 1024
-LANGUAGES = ("cypher", "gremlin")
+LANGUAGES = ("cypher", "gremlin", "sql")
 Ready = Callable[[], Awaitable[dict[str, Any]]]
 
 
@@ -159,8 +159,9 @@ class HttpFrontend:
     async def _query(self, request: web.Request) -> web.Response:
         body = await _body(request)
         text = _text(body, "query")
-        if body.get("language", "cypher") != "cypher":
-            raise _bad_request("only language 'cypher' runs here (use the Gremlin front)")
+        language = body.get("language", "cypher")
+        if language not in ("cypher", "sql"):
+            raise _bad_request("language 'cypher' or 'sql' runs here (use the Gremlin front)")
         question = body.get("question")
         result = await self.service.run(
             text,
@@ -169,6 +170,7 @@ class HttpFrontend:
             client=request.remote or "",
             question=question if isinstance(question, str) else None,
             max_rows=self.max_rows,
+            language=language,
         )
         if result.blocked:
             return _blocked(result.verdict)

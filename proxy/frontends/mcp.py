@@ -64,17 +64,22 @@ def build_mcp(
 
     @app.tool(description="Check a query without running it: the verdict (allow, rewrite, "
                           "block), the query that would run, and the findings. "
-                          "language: cypher or gremlin.")  # fmt: skip
+                          "language: cypher, gremlin or sql.")  # fmt: skip
     async def check_query(query: str, language: str = "cypher") -> dict[str, Any]:
-        if language not in ("cypher", "gremlin"):
-            return {"error": "language must be 'cypher' or 'gremlin'"}
+        if language not in ("cypher", "gremlin", "sql"):
+            return {"error": "language must be 'cypher', 'gremlin' or 'sql'"}
         return _verdict(await service.check(query, language))
 
     @app.tool(description=f"Run a Cypher read query with optional parameters ({mode}; a LIMIT "
                           "is added when missing; reversed arrows are fixed). Returns rows and "
                           "the guard's findings.")  # fmt: skip
     async def read_cypher(query: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = await service.run(query, params or {}, front="mcp", max_rows=max_rows)
+        return await _read(query, params, "cypher")
+
+    async def _read(query: str, params: dict[str, Any] | None, language: str) -> dict[str, Any]:
+        result = await service.run(
+            query, params or {}, front="mcp", max_rows=max_rows, language=language
+        )
         if result.blocked:
             return {"refused": True, **_verdict(result.verdict)}
         out: dict[str, Any] = {"query": result.query, **_findings(result.verdict)}
@@ -88,6 +93,16 @@ def build_mcp(
         if result.attempts:
             out["attempts"] = result.attempts
         return _budget(out, max_chars)
+
+    if service.sql is not None and service.sql.backend is not None:
+        dialect = service.guard.ctx.settings.sql_dialect
+
+        @app.tool(description=f"Run a SQL read query (dialect {dialect}) with optional named "
+                              f"parameters (:name) ({mode}; one SELECT only, a LIMIT is added "
+                              "when missing; misspelt tables and columns are fixed when one "
+                              "name is close). Returns rows and the guard's findings.")  # fmt: skip
+        async def read_sql(query: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+            return await _read(query, params, "sql")
 
     if gremlin is not None:
 
@@ -146,6 +161,7 @@ async def serve_stdio(config: Any) -> None:
             server.backend,
             repairer=build_repairer(server.guard, config),
             on_query=server.on_query,
+            sql=server.sql,
         )
         gremlin = server.gremlin_service.run if server.gremlin_service is not None else None
         await build_mcp(service, gremlin=gremlin).run_stdio_async()

@@ -66,16 +66,17 @@ def document() -> dict[str, Any]:
             "/v1/check": {"post": {
                 "summary": "The guard's verdict on a query, without executing it",
                 "requestBody": _body(
-                    {"query": {"type": "string"}, "language": {"enum": ["cypher", "gremlin"]}},
+                    {"query": {"type": "string"},
+                     "language": {"enum": ["cypher", "gremlin", "sql"]}},
                     ["query"],
                 ),
                 "responses": {"200": _json(verdict, "the verdict")},
             }},
             "/v1/query": {"post": {
-                "summary": "Guard, repair and execute a Cypher read",
+                "summary": "Guard, repair and execute a Cypher read (or guard and run SQL)",
                 "requestBody": _body(
                     {**query_props, "question": {"type": "string"},
-                     "language": {"enum": ["cypher"]}},
+                     "language": {"enum": ["cypher", "sql"]}},
                     ["query"],
                 ),
                 "responses": {

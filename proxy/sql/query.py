@@ -79,9 +79,34 @@ class SqlQuery:
                 return int(m["start"]), int(m["end"]) + 1
         return statement.span
 
-    def emit(self) -> str:
-        """The judged statements as canonical SQL of the dialect (what a backend runs)."""
-        return ";\n".join(s.tree.sql(dialect=self.dialect, comments=False) for s in self.statements)
+    def emit(self, dialect: str | None = None) -> str:
+        """The judged statements as canonical SQL (what a backend runs), in `dialect` (default:
+        the one they were read in; sqlglot transpiles)."""
+        target = dialect or self.dialect
+        trees = [s.tree for s in self.statements]
+        if target == "postgres":
+            trees = [_dollar_quoted(t) for t in trees]
+        return ";\n".join(t.sql(dialect=target, comments=False) for t in trees)
+
+
+def _dollar_quoted(tree: exp.Expression) -> exp.Expression:
+    """AGE reads only a dollar-quoted query in `cypher(graph, $$ … $$)`: keep it so (sqlglot
+    would write an ordinary string literal)."""
+    bodies = [
+        a for f in tree.find_all(exp.Anonymous) if f.name.lower() == "cypher"
+        for a in f.expressions[1:2] if isinstance(a, exp.RawString)
+    ]  # fmt: skip
+    if not bodies:
+        return tree
+    tree = tree.copy()
+    for node in list(tree.find_all(exp.RawString)):
+        call = node.parent
+        if isinstance(call, exp.Anonymous) and call.name.lower() == "cypher":
+            body, tag = node.this, "$$"
+            while tag in body:
+                tag = f"$q{len(tag)}$"
+            node.replace(exp.Var(this=f"{tag}{body}{tag}"))
+    return tree
 
 
 def _statement_spans(tokens: list[sqlglot.tokens.Token]) -> list[tuple[int, int]]:

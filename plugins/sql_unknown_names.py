@@ -1,0 +1,219 @@
+"""SQL unknown names — tables and columns the SQL schema does not know (`SCH.UNKNOWN_TABLE`,
+`SCH.UNKNOWN_COLUMN`), and unqualified columns several joined tables have
+(`SCH.AMBIGUOUS_COLUMN`).
+
+A misspelt column is an error on most databases and, worse, a string literal on some (SQLite
+reads an unknown double-quoted name as text). Each finding is a warning naming the closest
+declared names. When exactly one declared name is close (similarity ≥ 0.8, case and `_`
+ignored) the name is replaced by it; otherwise nothing is rewritten and the database's own
+error tells the client.
+
+Names are resolved with sqlglot's scopes (`sqlglot.optimizer.scope`) and its column
+`Resolver` (`qualify_columns`): a column is looked up in the sources of its own SELECT (tables,
+aliases, derived tables, CTEs), then in the enclosing queries (correlated subqueries). A select
+alias used in ORDER BY / GROUP BY / HAVING is known. A scope with a source whose columns are
+unknown (a table function, `SELECT *` from an unknown table) is not judged. Needs a SQL schema
+(`GuardContext.sql_schema`, discovered from the SQL backend); without one the rule is silent.
+
+Example (customers has customer_id, customer_name)::
+
+    SELECT custmer_name FROM customers
+    -> SELECT customer_name FROM customers   SCH.UNKNOWN_COLUMN (fixed)
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.qualify_columns import Resolver
+from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.schema import MappingSchema
+
+from proxy.context import GuardContext
+from proxy.hookspecs import hookimpl
+from proxy.model import Edit, Finding, Severity
+from proxy.sql.catalog import SqlCatalog
+from proxy.sql.query import SqlQuery, SqlStatement
+
+FIX_SIMILARITY = 0.8  # a candidate this close is "close"; exactly one such gives a fix
+HINT_SIMILARITY = 0.5
+
+
+@hookimpl
+def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
+    catalog = ctx.sql_schema
+    if catalog is None or not catalog.tables:
+        return []
+    schema = MappingSchema(
+        {t.lower(): {c.lower(): "unknown" for c in cols} for t, cols in catalog.tables.items()},
+        dialect=query.dialect,
+        normalize=False,
+    )
+    findings: list[Finding] = []
+    for statement in query.statements:
+        if not isinstance(statement.tree, exp.Query):
+            continue
+        try:
+            scopes = traverse_scope(statement.tree)
+        except (OptimizeError, SqlglotError):
+            continue
+        names = _Names(query, statement, catalog, schema)
+        for scope in scopes:
+            findings += names.check(scope)
+    return findings
+
+
+class _Names:
+    def __init__(
+        self, query: SqlQuery, statement: SqlStatement, catalog: SqlCatalog, schema: MappingSchema
+    ) -> None:
+        self.query, self.statement, self.catalog, self.schema = query, statement, catalog, schema
+        self.dialect = Dialect.get_or_raise(query.dialect)
+        # an outer scope lists its correlated subqueries' columns again: judge each once
+        self.seen: set[int] = set()
+
+    def check(self, scope: Scope) -> list[Finding]:
+        out: list[Finding] = []
+        unknown_tables = False
+        for source in scope.sources.values():
+            if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
+                if source.args.get("db") or self.catalog.table(source.name) is not None:
+                    continue
+                unknown_tables = True
+                out.append(self._unknown(source.this, sorted(self.catalog.tables), "table"))
+        if unknown_tables:
+            return out  # columns of an unknown table cannot be judged
+        columns = _source_columns(scope, self.schema)
+        if columns is None:
+            return out
+        outer = _outer_columns(scope, self.schema)
+        aliases = _select_aliases(scope)
+        for column in scope.columns:
+            if id(column) in self.seen or not isinstance(column.this, exp.Identifier):
+                continue
+            self.seen.add(id(column))
+            if column.args.get("db"):
+                continue
+            name = column.name.lower()
+            qualifier = column.table
+            if qualifier:
+                cols = columns.get(qualifier) or columns.get(qualifier.lower())
+                if cols is None:
+                    cols = outer.get(qualifier) or outer.get(qualifier.lower())
+                if cols is None or name in cols:
+                    continue
+                out.append(self._unknown(column.this, self._spelled(scope, qualifier, cols)))
+                continue
+            owners = [src for src, cols in columns.items() if name in cols]
+            if len(owners) > 1 and not _in_using(column):
+                out.append(self._ambiguous(column, owners))
+            if owners or name in aliases or any(name in c for c in outer.values()):
+                continue
+            if _bare_word(column):
+                continue
+            candidates = sorted({c for s in columns for c in self._spelled(scope, s, columns[s])})
+            out.append(self._unknown(column.this, candidates))
+        return out
+
+    def _spelled(self, scope: Scope, source: str, lowered: set[str]) -> list[str]:
+        """The source's columns in the database's spelling (derived tables: as selected)."""
+        node = scope.sources.get(source)
+        if isinstance(node, exp.Table):
+            return self.catalog.columns(node.name)
+        return sorted(lowered)
+
+    def _unknown(
+        self, ident: exp.Identifier, candidates: list[str], kind: str = "column"
+    ) -> Finding:
+        start, end = self.query.span_of(ident, self.statement)
+        close = _close(ident.name, candidates, FIX_SIMILARITY)
+        hints = close or _close(ident.name, candidates, HINT_SIMILARITY)[:3]
+        code = "SCH.UNKNOWN_TABLE" if kind == "table" else "SCH.UNKNOWN_COLUMN"
+        message = f"{kind} {ident.name!r} is not in the schema"
+        if hints:
+            message += "; did you mean " + " or ".join(repr(h) for h in hints) + "?"
+        elif kind == "column" and candidates:
+            message += f"; known columns here: {', '.join(candidates[:12])}"
+        fix = None
+        if len(close) == 1:
+            fix = (Edit(start, end, self._identifier(close[0], ident.quoted)),)
+        return Finding(code, Severity.WARNING, message, (start, end), fix=fix,
+                       hint=hints[0] if hints else None)  # fmt: skip
+
+    def _ambiguous(self, column: exp.Column, owners: list[str]) -> Finding:
+        start, end = self.query.span_of(column.this, self.statement)
+        listed = ", ".join(f"{o}.{column.name}" for o in sorted(owners))
+        message = (
+            f"column {column.name!r} is in several tables of this query: write one of {listed}"
+        )
+        return Finding("SCH.AMBIGUOUS_COLUMN", Severity.WARNING, message, (start, end))
+
+    def _identifier(self, name: str, quoted: bool) -> str:
+        folds = self.dialect.NORMALIZATION_STRATEGY in (
+            NormalizationStrategy.LOWERCASE, NormalizationStrategy.UPPERCASE
+        )
+        folded = self.dialect.normalize_identifier(exp.to_identifier(name)).name
+        ident = exp.to_identifier(name, quoted=quoted or (folds and folded != name))
+        return ident.sql(dialect=self.dialect)
+
+
+def _source_columns(scope: Scope, schema: MappingSchema) -> dict[str, set[str]] | None:
+    """Lower-case column names of each source of the scope; None when one is unknowable."""
+    resolver = Resolver(scope, schema)
+    out: dict[str, set[str]] = {}
+    for name in scope.sources:
+        try:
+            cols = resolver.get_source_columns(name)
+        except (OptimizeError, SqlglotError, KeyError):
+            return None
+        if not cols or "*" in cols:
+            return None
+        out[name] = {c.lower() for c in cols}
+    return out
+
+
+def _outer_columns(scope: Scope, schema: MappingSchema) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    parent = scope.parent
+    while parent is not None and scope.can_be_correlated:
+        for name, cols in (_source_columns(parent, schema) or {}).items():
+            out.setdefault(name, cols)
+        scope, parent = parent, parent.parent
+    return out
+
+
+def _select_aliases(scope: Scope) -> set[str]:
+    node = scope.expression
+    if not isinstance(node, exp.Select):
+        return set()
+    return {s.alias.lower() for s in node.selects if isinstance(s, exp.Alias)}
+
+
+def _in_using(column: exp.Column) -> bool:
+    """Joined with USING / NATURAL: the shared column is one column, not ambiguous."""
+    select = column.find_ancestor(exp.Select)
+    if select is None:
+        return False
+    for join in select.args.get("joins") or []:
+        using = join.args.get("using") or []
+        if join.method == "NATURAL" or any(u.name.lower() == column.name.lower() for u in using):
+            return True
+    return False
+
+
+def _bare_word(column: exp.Column) -> bool:
+    """Words sqlglot reads as columns that are not (e.g. `CURRENT_DATE`-like keywords)."""
+    return not column.this.quoted and column.name.upper() in {"CURRENT_USER", "SESSION_USER"}
+
+
+def _close(name: str, candidates: list[str], cutoff: float) -> list[str]:
+    norm = _norm(name)
+    scored = [(difflib.SequenceMatcher(None, norm, _norm(c)).ratio(), c) for c in candidates]
+    return [c for score, c in sorted(scored, key=lambda x: (-x[0], x[1])) if score >= cutoff]
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "")

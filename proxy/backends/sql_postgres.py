@@ -1,0 +1,122 @@
+"""PostgreSQL behind the SQL guard (asyncpg). Every session is opened with
+`default_transaction_read_only = on` — a write that got past `sql_read_only` would still be
+refused by the server (defence in depth) — and `statement_timeout` bounds a runaway query.
+
+Parameters: a mapping fills `:name` / `%(name)s` placeholders and a sequence fills `?` or
+`$n`; the judged text is re-written with sqlglot to asyncpg's `$n` form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+import sqlglot
+from sqlglot import exp
+
+from proxy.backends.base import BackendError, BackendUnavailable
+from proxy.sql.backend import Params
+from proxy.sql.catalog import SqlCatalog
+
+SCHEMA_QUERY = """
+SELECT c.table_name, c.column_name, c.data_type
+FROM information_schema.columns AS c
+WHERE c.table_schema = ANY (current_schemas(false))
+ORDER BY c.table_name, c.ordinal_position
+"""
+
+
+class PostgresBackend:
+    name = "postgresql"
+    dialect = "postgres"
+
+    def __init__(self, url: str, *, statement_timeout_ms: int = 30_000) -> None:
+        self.url = url
+        self.settings = {
+            "default_transaction_read_only": "on",
+            "statement_timeout": str(statement_timeout_ms),
+            "application_name": "query-guard",
+        }
+        self._pool: asyncpg.Pool | None = None
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        await self._get_pool()
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def _get_pool(self) -> asyncpg.Pool:
+        async with self._lock:
+            if self._pool is None:
+                try:
+                    self._pool = await asyncpg.create_pool(
+                        self.url, min_size=0, max_size=4, server_settings=self.settings
+                    )
+                except (OSError, asyncpg.PostgresError) as exc:
+                    raise BackendUnavailable(f"PostgreSQL: {exc}") from None
+            return self._pool
+
+    async def run(
+        self, text: str, params: Params = None, max_rows: int = -1
+    ) -> tuple[list[str], list[list[Any]]]:
+        sql, args = positional(text, params)
+        pool = await self._get_pool()
+        try:
+            async with pool.acquire() as conn, conn.transaction(readonly=True):
+                statement = await conn.prepare(sql)
+                fields = [a.name for a in statement.get_attributes()]
+                if max_rows < 0:
+                    records = await statement.fetch(*args)
+                else:
+                    cursor = await statement.cursor(*args)
+                    records = await cursor.fetch(max_rows + 1)
+        except asyncpg.PostgresError as exc:
+            raise BackendError(
+                f"PostgreSQL: {exc}", "Neo.ClientError.Statement.ExecutionFailed"
+            ) from None
+        except OSError as exc:
+            raise BackendUnavailable(f"PostgreSQL: {exc}") from None
+        return fields, [[_value(v) for v in r] for r in records]
+
+    async def schema(self) -> SqlCatalog:
+        pool = await self._get_pool()
+        async with pool.acquire() as conn:
+            rows = await conn.fetch(SCHEMA_QUERY)
+        return SqlCatalog.from_rows((r[0], r[1], r[2]) for r in rows)
+
+
+def positional(text: str, params: Params) -> tuple[str, list[Any]]:
+    """`text` with named and `?` placeholders as `$n`, and the argument list for them."""
+    if not params:
+        return text, []
+    tree = sqlglot.parse_one(text, read="postgres")
+    args: list[Any] = []
+    if isinstance(params, Mapping):
+        numbers: dict[str, int] = {}
+        for node in list(tree.find_all(exp.Placeholder)):
+            name = "" if node.args.get("jdbc") else node.name
+            if not name:
+                raise BackendError("a '?' placeholder needs a list of parameters")
+            if name not in params:
+                raise BackendError(f"no value for parameter {name!r}")
+            if name not in numbers:
+                args.append(params[name])
+                numbers[name] = len(args)
+            node.replace(exp.Parameter(this=exp.Literal.number(numbers[name])))
+        return tree.sql(dialect="postgres"), args
+    marks = [n for n in tree.find_all(exp.Placeholder) if n.args.get("jdbc")]
+    for i, node in enumerate(marks, start=1):
+        node.replace(exp.Parameter(this=exp.Literal.number(i)))
+    return (tree.sql(dialect="postgres") if marks else text), list(params)
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)  # JSON has no decimals
+    return value
