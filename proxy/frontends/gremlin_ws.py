@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from gremlin_python.process.traversal import Traverser
+from gremlin_python.process.traversal import Binding, Bytecode, P, Traverser
 
 from proxy.backends.base import BackendError
 from proxy.gremlin import wire
@@ -124,11 +124,17 @@ class GremlinFrontend:
         if not results:
             return [wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [])]
         replies = []
-        for start in range(0, len(results), batch):
-            chunk = results[start : start + batch]
-            last = start + batch >= len(results)
-            status = wire.SUCCESS if last else wire.PARTIAL_CONTENT
-            replies.append(wire.encode_response(req.mime, req.request_id, status, chunk))
+        try:
+            for start in range(0, len(results), batch):
+                chunk = results[start : start + batch]
+                last = start + batch >= len(results)
+                status = wire.SUCCESS if last else wire.PARTIAL_CONTENT
+                replies.append(wire.encode_response(req.mime, req.request_id, status, chunk))
+        except Exception as exc:  # a value the serializer cannot write: answer, stay up
+            log.warning("gremlin: cannot serialize a result: %r", exc)
+            message = f"a result could not be serialized: {exc!r}"
+            code = wire.SERIALIZATION_ERROR
+            return [wire.encode_response(req.mime, req.request_id, code, None, message)]
         return replies
 
     # ------------------------------------------------------------------ HTTP
@@ -185,6 +191,7 @@ class GremlinFrontend:
         else:
             try:
                 text = to_text(from_bytecode(gremlin))  # type: ignore[arg-type]
+                bindings = {**bytecode_bindings(gremlin), **bindings}
             except GremlinScriptError as exc:
                 event.update(query=repr(gremlin), action="block", codes=["SEC.SCRIPT"])
                 raise Rejected(wire.SCRIPT_EVALUATION_ERROR, f"SEC.SCRIPT error: {exc}") from exc
@@ -216,6 +223,27 @@ class GremlinFrontend:
         if req.op == "bytecode":
             return [Traverser(r, 1) for r in results]
         return results
+
+
+def bytecode_bindings(value: Any) -> dict[str, Any]:
+    """The values of the `Binding`s a bytecode carries (gremlinpython sends a traversal's
+    variables inside its instructions, not in the request's `bindings`)."""
+    found: dict[str, Any] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Binding):
+            found[item.key] = item.value
+        elif isinstance(item, Bytecode):
+            stack += [a for inst in item.source_instructions + item.step_instructions
+                      for a in inst[1:]]  # fmt: skip
+        elif isinstance(item, P):
+            stack += [item.value, item.other]
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack += list(item)
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+    return found
 
 
 def block_message(verdict: Verdict) -> str:

@@ -1,0 +1,88 @@
+"""What kind of value a traversal's results are, read from its AST, so an engine that returns
+plain lists and string-keyed maps (graphersal) answers with the types Gremlin Server sends.
+
+graphersal returns a `path()` as a list, a `difference()`/`intersect()` set as a list, and an
+`elementMap()` with the keys `"id"`, `"label"`, `"IN"`, `"OUT"` where TinkerPop has the tokens
+`T.id`, `T.label`, `Direction.IN`, `Direction.OUT`. The last step that shapes the traverser
+(steps that only filter or modulate are looked through) says which of these the results are:
+
+>>> from proxy.gremlin.parser import parse_traversal
+>>> shape_of(parse_traversal("g.V().out().path().by('name').limit(2)"))
+'path'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gremlin_python.process.traversal import Direction, T
+from gremlin_python.structure.graph import Path
+
+from proxy.gremlin import ast
+
+PATH, SET, ELEMENT_MAP, ID = "path", "set", "elementMap", "id"
+
+# Steps after which the traverser holds the same object (filters, modulators, side effects).
+_KEEP = frozenset(
+    {"has", "hasLabel", "hasId", "hasKey", "hasValue", "hasNot", "is", "where", "filter", "not",
+     "and", "or", "dedup", "limit", "range", "tail", "skip", "simplePath", "cyclicPath", "order",
+     "by", "as", "sideEffect", "aggregate", "store", "barrier", "timeLimit", "coin", "sample",
+     "from", "to", "with", "identity", "emit", "times", "until"}
+)  # fmt: skip
+# Steps whose result is a set in TinkerPop (graphersal answers a list).
+_SETS = frozenset({"difference", "disjunct", "intersect"})
+_LOCAL = frozenset({"dedup", "limit", "range", "tail", "skip", "order", "sample"})
+
+
+def shape_of(traversal: ast.Traversal) -> str | None:
+    """`path`, `set`, `elementMap`, `id` or None (nothing to convert)."""
+    for step in reversed(traversal.steps):
+        if step.name in _LOCAL and _is_local(step):
+            return SET if step.name == "dedup" else None
+        if step.name in _KEEP:
+            continue
+        if step.name == "path":
+            return PATH
+        if step.name in _SETS:
+            return SET
+        if step.name == "elementMap":
+            return ELEMENT_MAP
+        if step.name == "id":
+            return ID
+        return None
+    return None
+
+
+def _is_local(step: ast.Step) -> bool:
+    first = step.args[0] if step.args else None
+    return isinstance(first, ast.Enum) and first.kind == "Scope" and first.value == "local"
+
+
+def reshape(value: Any, shape: str | None) -> Any:
+    """One result (already in gremlinpython's types) as the kind of value `shape` names."""
+    if shape == PATH and isinstance(value, list):
+        return Path([set() for _ in value], value)
+    if shape == SET and isinstance(value, list):
+        try:
+            return set(value)
+        except TypeError:  # unhashable members (maps, lists) stay a list
+            return value
+    if shape == ELEMENT_MAP and isinstance(value, dict):
+        return element_map(value)
+    return value
+
+
+_TOKENS: dict[str, Any] = {
+    "id": T.id, "label": T.label, "IN": Direction.IN, "OUT": Direction.OUT,
+}  # fmt: skip
+
+
+def element_map(value: dict[str, Any]) -> dict[Any, Any]:
+    """graphersal's `elementMap()` with TinkerPop's token keys (`T.id`, `Direction.OUT`, …)."""
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        token = _TOKENS.get(key) if isinstance(key, str) else None
+        if token is not None and isinstance(token, Direction) and isinstance(item, dict):
+            item = element_map(item)
+        out[token if token is not None else key] = item
+    return out
