@@ -36,7 +36,7 @@ from proxy.backends.graphersal_json import (
 from proxy.backends.graphersal_json import JsonEdge, JsonVertex, from_json
 from proxy.gremlin import ast
 from proxy.gremlin.graphersal_dialect import Rendered, Unsupported, render
-from proxy.gremlin.result_shape import ID, reshape, shape_of
+from proxy.gremlin.result_shape import reshape, shape_of
 from proxy.gremlin.terminal import finish
 
 log = logging.getLogger(__name__)
@@ -122,10 +122,11 @@ class GraphersalBackend:
         loop = asyncio.get_running_loop()
         values = await loop.run_in_executor(self._pool, self._run, rendered, params)
         shape = shape_of(traversal)
-        values = [reshape(to_gremlin(v, self.int_ids), shape) for v in values]
-        if shape == ID and self.int_ids:
-            values = [_id(v, True) for v in values]
+        values = [reshape(to_gremlin(v, self.int_ids), shape, self._ident) for v in values]
         return finish(values, rendered.terminal)
+
+    def _ident(self, value: Any) -> Any:
+        return _id(value, self.int_ids)
 
     def _run(self, rendered: Rendered, bindings: dict[str, Any]) -> list[Any]:
         body = rendered.script[2:]

@@ -13,6 +13,7 @@ graphersal returns a `path()` as a list, a `difference()`/`intersect()` set as a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gremlin_python.process.traversal import Direction, T
@@ -30,7 +31,7 @@ _KEEP = frozenset(
      "from", "to", "with", "identity", "emit", "times", "until"}
 )  # fmt: skip
 # Steps whose result is a set in TinkerPop (graphersal answers a list).
-_SETS = frozenset({"difference", "disjunct", "intersect"})
+_SETS = frozenset({"difference", "disjunct", "intersect", "merge"})
 _LOCAL = frozenset({"dedup", "limit", "range", "tail", "skip", "order", "sample"})
 
 
@@ -45,7 +46,7 @@ def shape_of(traversal: ast.Traversal) -> str | None:
             return PATH
         if step.name in _SETS:
             return SET
-        if step.name == "elementMap":
+        if step.name in ("elementMap", "valueMap"):  # valueMap(true) / with(tokens)
             return ELEMENT_MAP
         if step.name == "id":
             return ID
@@ -58,8 +59,9 @@ def _is_local(step: ast.Step) -> bool:
     return isinstance(first, ast.Enum) and first.kind == "Scope" and first.value == "local"
 
 
-def reshape(value: Any, shape: str | None) -> Any:
-    """One result (already in gremlinpython's types) as the kind of value `shape` names."""
+def reshape(value: Any, shape: str | None, ident: Callable[[Any], Any] = lambda v: v) -> Any:
+    """One result (already in gremlinpython's types) as the kind of value `shape` names;
+    `ident` gives an element id its client-side type."""
     if shape == PATH and isinstance(value, list):
         return Path([set() for _ in value], value)
     if shape == SET and isinstance(value, list):
@@ -68,7 +70,9 @@ def reshape(value: Any, shape: str | None) -> Any:
         except TypeError:  # unhashable members (maps, lists) stay a list
             return value
     if shape == ELEMENT_MAP and isinstance(value, dict):
-        return element_map(value)
+        return element_map(value, ident)
+    if shape == ID:
+        return ident(value)
     return value
 
 
@@ -77,12 +81,18 @@ _TOKENS: dict[str, Any] = {
 }  # fmt: skip
 
 
-def element_map(value: dict[str, Any]) -> dict[Any, Any]:
+def element_map(
+    value: dict[str, Any], ident: Callable[[Any], Any] = lambda v: v
+) -> dict[Any, Any]:
     """graphersal's `elementMap()` with TinkerPop's token keys (`T.id`, `Direction.OUT`, …)."""
     out: dict[Any, Any] = {}
     for key, item in value.items():
         token = _TOKENS.get(key) if isinstance(key, str) else None
-        if token is not None and isinstance(token, Direction) and isinstance(item, dict):
-            item = element_map(item)
+        if isinstance(token, Direction) and isinstance(item, dict):
+            item = element_map(item, ident)
+        elif isinstance(item, list):  # a valueMap's property named "id" or "label"
+            token = None
+        elif token is T.id:
+            item = ident(item)
         out[token if token is not None else key] = item
     return out

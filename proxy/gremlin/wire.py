@@ -232,9 +232,18 @@ def encode_response(
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
+class HashableList(list):  # type: ignore[type-arg]
+    """A list used as a map key (`groupCount().by(fold())`): gremlinpython's writers write a
+    list but nothing at all for the tuple a hashable key would otherwise be."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+
 def widen_integers(value: Any) -> Any:
-    """Python ints beyond Int32 as gremlinpython's `long` (Int64) or `bigint` (BigInteger):
-    its writers take a plain int for an Int32 and fail on anything wider."""
+    """Values as gremlinpython's writers need them: ints beyond Int32 as its `long` (Int64) or
+    `bigint` (BigInteger) — a plain int is written as an Int32 and fails when wider — and
+    tuples (map keys) as lists."""
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -243,6 +252,8 @@ def widen_integers(value: Any) -> Any:
         return statics.long(value) if -(2**63) <= value < 2**63 else statics.bigint(value)
     if isinstance(value, list):
         return [widen_integers(v) for v in value]
+    if isinstance(value, tuple):
+        return HashableList(widen_integers(v) for v in value)
     if isinstance(value, set):
         return {widen_integers(v) for v in value}
     if isinstance(value, dict):
