@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Any
 
 from _common import CORPORA, ROOT, table
+from gremlin_python.driver.serializer import GraphSONSerializersV3d0
 
 from tests.tinkerpop_suite import Outcome, exclusion, run_suite
 
@@ -45,8 +46,12 @@ def category(o: Outcome) -> str:
     return f"result differs ({o.id.split('/', 1)[0]})"
 
 
-def render(outcomes: list[Outcome], excluded: Counter[str], seconds: float) -> str:
+def render(
+    outcomes: list[Outcome], graphson: list[Outcome], excluded: Counter[str], seconds: float
+) -> str:
     passed = sum(o.passed for o in outcomes)
+    passed_gs = sum(o.passed for o in graphson)
+    differ = sorted({o.id for o in outcomes if o.passed} ^ {o.id for o in graphson if o.passed})
     total = len(outcomes)
     per_graph = Counter(o.graph for o in outcomes)
     graph_rows = [
@@ -62,7 +67,11 @@ def render(outcomes: list[Outcome], excluded: Counter[str], seconds: float) -> s
         f"out: {excl}) through `query-guard serve` (`[server] gremlin`, embedded graphersal, "
         "`default_limit = 0`, full scans allowed) with gremlinpython's Client, GraphBinary: "
         f"{via['bytecode']} sent as bytecode, {via['script']} as scripts. "
-        f"**{passed}/{total} pass ({100 * passed / total:.1f} %)** in {seconds:.0f} s.\n\n"
+        f"**{passed}/{total} pass ({100 * passed / total:.1f} %)** in {seconds:.0f} s. "
+        f"The same run with GraphSON 3: {passed_gs}/{len(graphson)} pass"
+        + (f"; {len(differ)} scenarios differ between the two serializers" if differ else
+           ", the same scenarios")
+        + ".\n\n"
         + table(["graph", "scenarios", "pass"], graph_rows)
         + "\n\nFailures by cause:\n\n"
         + table(["cause", "scenarios"], fail_rows)
@@ -92,9 +101,12 @@ def main() -> None:
     path = CORPORA / "gremlin" / "tinkerpop_traversals.jsonl"
     rows: list[dict[str, Any]] = [json.loads(x) for x in path.open() if x.strip()]
     excluded = Counter(r for r in map(exclusion, rows) if r is not None)
+    graphs = CORPORA / "gremlin" / "graphs"
     started = time.perf_counter()
-    outcomes = run_suite(rows, CORPORA / "gremlin" / "graphs")
-    text = render(outcomes, excluded, time.perf_counter() - started)
+    outcomes = run_suite(rows, graphs)
+    seconds = time.perf_counter() - started
+    graphson = run_suite(rows, graphs, GraphSONSerializersV3d0)
+    text = render(outcomes, graphson, excluded, seconds)
     print(text)
     if args.write:
         write_section(text)

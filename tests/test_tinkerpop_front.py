@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from gremlin_python.driver.client import Client
 from gremlin_python.driver.driver_remote_connection import DriverRemoteConnection
+from gremlin_python.driver.serializer import GraphBinarySerializersV1, GraphSONSerializersV3d0
 from gremlin_python.process.anonymous_traversal import traversal
 from gremlin_python.process.graph_traversal import __
-from gremlin_python.process.traversal import Direction, Pick, T
+from gremlin_python.process.traversal import Direction, GType, P, Pick, T
 from gremlin_python.structure.graph import Path, Vertex
 
 from proxy.config import parse_config
@@ -69,11 +70,17 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"ws://127.0.0.1:{proxy.server.gremlin.port}/gremlin"
 
 
-@pytest.fixture()
-def g(url: str) -> Iterator[Any]:
-    conn = DriverRemoteConnection(url, "g")
+@pytest.fixture(params=["graphbinary", "graphson"])
+def g(request: pytest.FixtureRequest, url: str) -> Iterator[Any]:
+    serializer = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}
+    conn = DriverRemoteConnection(url, "g", message_serializer=serializer[request.param]())
     yield traversal().with_remote(conn)
     conn.close()
+
+
+def test_gtype_tokens_are_read_from_requests(g: Any) -> None:
+    ages = g.V().has_label("person").values("age").is_(P.type_of(GType.INT)).to_list()
+    assert sorted(ages) == [27, 29, 32, 35]
 
 
 def test_paths_arrive_as_paths(g: Any) -> None:

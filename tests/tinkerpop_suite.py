@@ -71,8 +71,10 @@ def exclusion(row: dict[str, Any]) -> str | None:
 
 
 @contextmanager
-def front_clients(graphs: Path) -> Iterator[dict[str, Reconnecting]]:
-    """A gremlinpython Client (GraphBinary) per test graph, each on its own proxy."""
+def front_clients(
+    graphs: Path, serializer: type = GraphBinarySerializersV1
+) -> Iterator[dict[str, Reconnecting]]:
+    """A gremlinpython Client per test graph, each on its own proxy."""
     with ExitStack() as stack:
         clients = {}
         for name, file in GRAPH_FILES.items():
@@ -88,7 +90,7 @@ def front_clients(graphs: Path) -> Iterator[dict[str, Reconnecting]]:
             )
             proxy = stack.enter_context(ProxyThread(config))
             clients[name] = stack.enter_context(
-                Reconnecting(f"ws://127.0.0.1:{proxy.server.gremlin.port}/gremlin")
+                Reconnecting(f"ws://127.0.0.1:{proxy.server.gremlin.port}/gremlin", serializer)
             )
         yield clients
 
@@ -97,12 +99,13 @@ class Reconnecting:
     """A gremlinpython Client that is replaced when its connection broke, so one scenario
     that kills a connection shows as its own failure, not as everyone's after it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, serializer: type = GraphBinarySerializersV1) -> None:
         self.url = url
+        self.serializer = serializer
         self.client = self._new()
 
     def _new(self) -> Client:
-        return Client(self.url, "g", message_serializer=GraphBinarySerializersV1())
+        return Client(self.url, "g", message_serializer=self.serializer())
 
     def submit(self, message: Bytecode | str, bindings: dict[str, Any]) -> list[Any]:
         try:
@@ -179,12 +182,14 @@ def _next(results: list[Any]) -> list[Any]:
     return [first]
 
 
-def run_suite(rows: list[dict[str, Any]], graphs: Path) -> list[Outcome]:
-    """Every in-suite scenario of `rows`, through the front."""
+def run_suite(
+    rows: list[dict[str, Any]], graphs: Path, serializer: type = GraphBinarySerializersV1
+) -> list[Outcome]:
+    """Every in-suite scenario of `rows`, through the front (GraphBinary unless told)."""
     indexes = {name: GraphIndex.load(graphs / file) for name, file in GRAPH_FILES.items()}
     selected = [r for r in rows if exclusion(r) is None]
     outcomes = []
-    with front_clients(graphs) as clients:
+    with front_clients(graphs, serializer) as clients:
         for row in selected:
             name = row["graph"]
             outcomes.append(run_scenario(row, clients[name], indexes[name]))

@@ -46,8 +46,8 @@ SERVER_TIMEOUT, SERIALIZATION_ERROR = 598, 599
 
 # GraphSON enum types a request may carry (gremlinpython's reader knows only some of them)
 _ENUMS = frozenset(
-    {"Barrier", "Cardinality", "Column", "Direction", "DT", "Merge", "Operator", "Order",
-     "Pick", "Pop", "Scope", "T"}
+    {"Barrier", "Cardinality", "Column", "Direction", "DT", "GType", "Merge", "Operator",
+     "Order", "Pick", "Pop", "Scope", "T"}
 )  # fmt: skip
 _INT32 = struct.Struct(">i")
 _HEADER = struct.Struct(">BQQ")  # version byte, request id high and low 64 bits
@@ -223,7 +223,7 @@ def encode_response(
     data = widen_integers(data)
     if mime.split(";")[0] == GRAPHBINARY:
         return _graphbinary_response(request_id, code, data, message, attributes, meta)
-    writer = graphsonV3d0.GraphSONWriter()
+    writer = graphsonV3d0.GraphSONWriter({Path: _PathWriter})
     body = {
         "requestId": str(request_id) if request_id else None,
         "status": {"code": code, "message": message, "attributes": writer.to_dict(attributes)},
@@ -263,6 +263,16 @@ def widen_integers(value: Any) -> Any:
     if isinstance(value, Path):
         return Path(value.labels, [widen_integers(v) for v in value.objects])
     return value
+
+
+class _PathWriter:
+    """GraphSON 3 `g:Path` (gremlinpython reads it, but has no writer for it)."""
+
+    @classmethod
+    def dictify(cls, path: Path, writer: graphsonV3d0.GraphSONWriter) -> dict[str, Any]:
+        labels = [set(x) for x in path.labels]
+        body = {"labels": writer.to_dict(labels), "objects": writer.to_dict(list(path.objects))}
+        return {"@type": "g:Path", "@value": body}
 
 
 def _graphbinary_response(
