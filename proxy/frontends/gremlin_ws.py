@@ -203,7 +203,11 @@ class GremlinFrontend:
             results = await self._serve(req, request.remote or "?")
         except Rejected as exc:
             return _http_error(exc.status, exc.message)
-        text = wire.encode_response(wire.GRAPHSON3, req.request_id, wire.SUCCESS, results)
+        try:
+            text = wire.encode_response(wire.GRAPHSON3, req.request_id, wire.SUCCESS, results)
+        except Exception as exc:  # a value the serializer cannot write
+            message = f"a result could not be serialized: {exc!r}"
+            return _http_error(wire.SERIALIZATION_ERROR, message)
         return web.Response(body=text, content_type="application/json")
 
     async def _http_auth(self, request: web.Request) -> web.Response | None:
