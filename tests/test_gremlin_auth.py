@@ -6,6 +6,8 @@ the engine, and the HTTP form takes HTTP Basic auth."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 from gremlin_python.driver.client import Client
 from gremlin_python.driver.driver_remote_connection import DriverRemoteConnection
 from gremlin_python.driver.protocol import GremlinServerError
+from gremlin_python.driver.request import RequestMessage
 from gremlin_python.driver.serializer import GraphBinarySerializersV1, GraphSONSerializersV3d0
 from gremlin_python.process.anonymous_traversal import traversal
 
@@ -124,3 +127,31 @@ def test_http_form_takes_basic_auth(url: str) -> None:
     assert asyncio.run(post(aiohttp.BasicAuth("alice", "s3cret"))) == 200
     assert asyncio.run(post(aiohttp.BasicAuth("alice", "nope"))) == 401
     assert asyncio.run(post(None)) == 401
+
+
+def test_authentication_sent_first_then_requests_are_answered(url: str) -> None:
+    """A driver that authenticates before its first request (no 407 round trip)."""
+    serializer = GraphBinarySerializersV1()
+    sasl = base64.b64encode(b"\0alice\0s3cret").decode()
+
+    def frame(op: str, args: dict[str, Any]) -> tuple[str, bytes]:
+        request_id = str(uuid.uuid4())
+        message = RequestMessage("", op, args)
+        return request_id, serializer.serialize_message(request_id, message)
+
+    async def exchange() -> list[tuple[bool, int, Any]]:
+        answers = []
+        async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+            for op, args in (("authentication", {"sasl": sasl}),
+                             ("eval", {"gremlin": "g.V().has('name', 'josh').values('age')",
+                                       "aliases": {"g": "g"}})):  # fmt: skip
+                request_id, data = frame(op, args)
+                await ws.send_bytes(data)
+                reply = serializer.deserialize_message((await ws.receive(timeout=10)).data)
+                same_id = str(reply["requestId"]) == request_id
+                answers.append((same_id, reply["status"]["code"], reply["result"]["data"]))
+        return answers
+
+    (auth_same, auth_code, _), (eval_same, eval_code, rows) = asyncio.run(exchange())
+    assert auth_same and auth_code == 204
+    assert eval_same and eval_code == 200 and rows == [32]

@@ -55,6 +55,7 @@ Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
 
 DEFAULT_BATCH = 64
 MAX_FRAME = 16 * 1024 * 1024
+MAX_PENDING = 16  # requests kept per connection while it has not authenticated
 
 
 class Rejected(Exception):
@@ -162,10 +163,13 @@ class GremlinFrontend:
         """Gremlin Server's SASL PLAIN exchange on a connection that has not authenticated:
         the request to answer now, or the reply (407 challenge, 401 refusal) to send."""
         if req.op != "authentication":
+            if len(session.pending) >= MAX_PENDING:  # a client that never authenticates
+                session.pending.pop(next(iter(session.pending)))
             session.pending[req.request_id] = req
             return wire.encode_response(req.mime, req.request_id, wire.AUTHENTICATE, None, "")
         original = session.pending.pop(req.request_id, None)
-        user, password = _sasl_plain(req.args.get("sasl"))
+        mechanism = req.args.get("saslMechanism", "PLAIN")
+        user, password = _sasl_plain(req.args.get("sasl")) if mechanism == "PLAIN" else (None, None)
         if user is None or not await self._verify(user, password or ""):
             log.info("gremlin: authentication failed for %r", user)
             message = "Username and/or password are incorrect"
