@@ -41,6 +41,7 @@ def test_feature_suite_through_the_front() -> None:
         f"{i}: {d[:300]}" for i, d in list(regressions.items())[:10]
     )
     assert len(outcomes) == baseline["in_suite"], "the corpus or the exclusions changed"
+    assert len({o.id for o in outcomes}) == len(outcomes)
     assert sum(o.passed for o in outcomes) / len(outcomes) >= MIN_PASS_RATE
 
 
