@@ -96,6 +96,14 @@ def test_ids_keep_the_graphs_integer_type(g: Any) -> None:
     assert sorted(g.V().has_label("software").id_().to_list()) == [3, 5]
 
 
+def test_projected_ids_keep_the_graphs_integer_type(g: Any) -> None:
+    rows = g.V().has_label("software").project("id", "name").by(T.id).by("name").to_list()
+    assert sorted(rows, key=lambda r: r["id"]) == [{"id": 3, "name": "lop"},
+                                                   {"id": 5, "name": "ripple"}]  # fmt: skip
+    pairs = g.V().has("name", "josh").as_("a").out().as_("b").select("a", "b").by(__.id_())
+    assert sorted(r["b"] for r in pairs.to_list()) == [3, 5]
+
+
 def test_element_maps_have_token_keys(g: Any) -> None:
     vertex = g.V().has("name", "vadas").element_map().next()
     assert vertex == {T.id: 2, T.label: "person", "name": "vadas", "age": 27}

@@ -36,7 +36,7 @@ from proxy.backends.graphersal_json import (
 from proxy.backends.graphersal_json import JsonEdge, JsonVertex, from_json
 from proxy.gremlin import ast
 from proxy.gremlin.graphersal_dialect import Rendered, Unsupported, render
-from proxy.gremlin.result_shape import reshape, shape_of
+from proxy.gremlin.result_shape import id_keys, reshape, shape_of, with_ids
 from proxy.gremlin.terminal import finish
 
 log = logging.getLogger(__name__)
@@ -123,6 +123,9 @@ class GraphersalBackend:
         values = await loop.run_in_executor(self._pool, self._run, rendered, params)
         shape = shape_of(traversal)
         values = [reshape(to_gremlin(v, self.int_ids), shape, self._ident) for v in values]
+        if self.int_ids and shape is None:
+            keys = id_keys(traversal)
+            values = [with_ids(v, keys, self._ident) for v in values]
         return finish(values, rendered.terminal)
 
     def _ident(self, value: Any) -> Any:

@@ -54,6 +54,34 @@ def shape_of(traversal: ast.Traversal) -> str | None:
     return None
 
 
+def id_keys(traversal: ast.Traversal) -> frozenset[str]:
+    """The keys of a final `project(…)`/`select(…)` whose `by()` is `T.id` or `id()`: their
+    values are element ids (`project("id", "name").by(T.id).by("name")`)."""
+    steps = traversal.steps
+    for i in range(len(steps) - 1, -1, -1):
+        step = steps[i]
+        if step.name in _KEEP:
+            continue
+        if step.name not in ("project", "select"):
+            return frozenset()
+        keys = [a.value for a in step.args if isinstance(a, ast.String)]
+        mods = [s for s in steps[i + 1 :] if s.name == "by"]
+        if len(keys) < (1 if step.name == "project" else 2) or not mods:
+            return frozenset()
+        return frozenset(k for n, k in enumerate(keys) if _is_id(mods[n % len(mods)]))
+    return frozenset()
+
+
+def _is_id(by: ast.Step) -> bool:
+    if len(by.args) != 1:
+        return False
+    arg = by.args[0]
+    if isinstance(arg, ast.Enum):
+        return arg.kind == "T" and arg.value == "id"
+    return (isinstance(arg, ast.Traversal) and len(arg.all_steps) == 1
+            and arg.all_steps[0].name == "id" and not arg.all_steps[0].args)  # fmt: skip
+
+
 def _is_local(step: ast.Step) -> bool:
     first = step.args[0] if step.args else None
     return isinstance(first, ast.Enum) and first.kind == "Scope" and first.value == "local"
@@ -74,6 +102,13 @@ def reshape(value: Any, shape: str | None, ident: Callable[[Any], Any] = lambda 
     if shape == ID:
         return ident(value)
     return value
+
+
+def with_ids(value: Any, keys: frozenset[str], ident: Callable[[Any], Any]) -> Any:
+    """A projected map with the element ids under `keys` given their client-side type."""
+    if not keys or not isinstance(value, dict):
+        return value
+    return {k: ident(v) if k in keys else v for k, v in value.items()}
 
 
 _TOKENS: dict[str, Any] = {
