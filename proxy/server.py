@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from proxy.audit import AuditLog
-from proxy.auth import is_loopback
+from proxy.auth import is_loopback, logon_check
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
@@ -258,6 +258,7 @@ class ProxyServer:
             service.backend.submit,
             on_query=self.on_query,
             ssl_context=listener_tls(self.config),
+            authenticate=logon_check(self.config.server["users"], None),
         )
         await self.gremlin.start()
 
@@ -327,14 +328,14 @@ class ProxyServer:
 
 def check_exposure(config: Config) -> None:
     """An embedded database has no accounts of its own, so a listener serving it beyond this
-    machine must check who connects: Bolt with `[server] users` (or mTLS), HTTP and Gremlin,
-    which check no users, with mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
+    machine must check who connects: Bolt and Gremlin with `[server] users` (or mTLS), HTTP,
+    which checks no users, with mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
     server, backend = config.server, config.backend
     mtls = bool(server["tls_client_ca"])
     listeners = (
         ("bolt", not backend["cypher"], bool(server["users"]) or mtls),
         ("http", not backend["cypher"] or not backend["gremlin"], mtls),
-        ("gremlin", not backend["gremlin"], mtls),
+        ("gremlin", not backend["gremlin"], bool(server["users"]) or mtls),
     )
     for key, embedded, checked in listeners:
         address = str(server[key])
@@ -342,7 +343,11 @@ def check_exposure(config: Config) -> None:
             continue
         host, _ = split_address(address, f"server.{key}")
         if not is_loopback(host):
-            fix = "set [server] users (query-guard hash-password) or " if key == "bolt" else ""
+            fix = (
+                "set [server] users (query-guard hash-password) or "
+                if key in ("bolt", "gremlin")
+                else ""
+            )
             raise ConfigError(
                 f"server.{key}",
                 f"the embedded database would be served on {host} to anyone: {fix}require "

@@ -155,11 +155,15 @@ def test_the_embedded_database_is_not_served_to_the_network_without_users(
     with pytest.raises(ConfigError, match=r"server\.bolt.*server\] users"):
         asyncio.run(ProxyServer(config).start())
     assert not (tmp_path / "data").exists()  # refused before starting anything
-    for key in ("http", "gremlin"):  # these check no users: only client certificates do
-        users = {"alice": hash_password("x", n=2**4)}
-        server = {"bolt": "", key: "0.0.0.0:0", "data_dir": data, "users": users}
-        with pytest.raises(ConfigError, match=rf"server\.{key}.*tls_client_ca"):
-            check_exposure(parse_config({"server": server}))
+    users = {"alice": hash_password("x", n=2**4)}
+    # HTTP checks no users: only client certificates do
+    server = {"bolt": "", "http": "0.0.0.0:0", "data_dir": data, "users": users}
+    with pytest.raises(ConfigError, match=r"server\.http.*tls_client_ca"):
+        check_exposure(parse_config({"server": server}))
+    # Gremlin checks users (SASL) like Bolt
+    with pytest.raises(ConfigError, match=r"server\.gremlin.*server\] users"):
+        check_exposure(parse_config({"server": {"bolt": "", "gremlin": "0.0.0.0:0"}}))
+    check_exposure(parse_config({"server": {"gremlin": "0.0.0.0:0", "users": users}}))
     check_exposure(parse_config({"server": {"bolt": "0.0.0.0:0", "users": users}}))
     external = {"cypher": "falkordb://db.internal:6379/g", "gremlin": "ws://g.internal:8182/g"}
     check_exposure(parse_config({"server": {"http": "0.0.0.0:0"}, "backend": external}))

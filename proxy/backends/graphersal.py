@@ -14,8 +14,11 @@ Data: the GraphSON files named by `[backend] gremlin_data`, else the IT-support 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import json
 import logging
 import tempfile
+import uuid
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,15 +27,24 @@ from typing import Any
 
 import graphersal as gs
 from gremlin_python.structure.graph import Edge, Vertex
+from gremlin_python.structure.io.util import HashableDict
 
 from proxy.backends.base import BackendError
+from proxy.backends.graphersal_json import (
+    NON_STRING_KEYS as _NON_STRING_KEYS,
+)
+from proxy.backends.graphersal_json import JsonEdge, JsonVertex, from_json
 from proxy.gremlin import ast
 from proxy.gremlin.graphersal_dialect import Rendered, Unsupported, render
+from proxy.gremlin.result_shape import id_keys, reshape, shape_of, with_ids
 from proxy.gremlin.terminal import finish
 
 log = logging.getLogger(__name__)
 
 SNAPSHOT = "graph.gsnap"
+INT_IDS = "graph.int-ids"  # beside the snapshot: the GraphSON's ids were integers
+# binding values graphersal takes as parameters; others are printed into the script
+_PARAMETER_TYPES = (int, float, str, bool, type(None), uuid.UUID, dt.datetime, dt.date)
 
 
 class GremlinBackendError(BackendError):
@@ -50,8 +62,12 @@ class GraphersalBackend:
         timeout_ms: int = 30_000,
         workers: int = 4,
         description: str = "graphersal",
+        int_ids: bool = False,
     ) -> None:
         self.graph = graph
+        # graphersal keeps integer ids (TinkerPop's test graphs) as strings: give them back
+        # to clients as the integers the GraphSON had
+        self.int_ids = int_ids
         self.read_only = read_only
         self.timeout_ms = timeout_ms
         self.description = description
@@ -67,9 +83,11 @@ class GraphersalBackend:
         """Load the snapshot under `data_dir`, else the GraphSON files, else the IT-support
         demo graph (and write the snapshot for the next start)."""
         snapshot = data_dir / SNAPSHOT if data_dir is not None else None
+        marker = data_dir / INT_IDS if data_dir is not None else None
         if snapshot is not None and snapshot.exists():
             graph = gs.Graph.load(str(snapshot))
-            return cls(graph, description=f"graphersal {snapshot}", **options)
+            int_ids = marker is not None and marker.exists()
+            return cls(graph, description=f"graphersal {snapshot}", int_ids=int_ids, **options)
         if data:
             what = ", ".join(str(p) for p in data)
         else:
@@ -84,32 +102,54 @@ class GraphersalBackend:
                 graph.import_graphson(str(path))
             for w in caught:
                 log.warning("%s: %s", path, w.message)
-        if snapshot is not None:
+        int_ids = bool(data) and all(_integer_ids(Path(p)) for p in data)
+        if snapshot is not None and marker is not None:
             snapshot.parent.mkdir(parents=True, exist_ok=True)
             graph.save(str(snapshot))
-        return cls(graph, description=f"graphersal ({what})", **options)
+            if int_ids:
+                marker.write_text("GraphSON ids were integers\n")
+        return cls(graph, description=f"graphersal ({what})", int_ids=int_ids, **options)
 
     async def submit(
         self, traversal: ast.Traversal, bindings: Mapping[str, Any] | None = None
     ) -> list[Any]:
+        params = {k: v for k, v in (bindings or {}).items() if isinstance(v, _PARAMETER_TYPES)}
+        inline = {k: v for k, v in (bindings or {}).items() if k not in params}
         try:
-            rendered = render(traversal)
+            rendered = render(traversal, inline)
         except Unsupported as exc:
             raise GremlinBackendError(str(exc), code="Gremlin.Unsupported") from exc
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._run, rendered, dict(bindings or {}))
+        values = await loop.run_in_executor(self._pool, self._run, rendered, params)
+        shape = shape_of(traversal)
+        values = [reshape(to_gremlin(v, self.int_ids), shape, self._ident) for v in values]
+        if self.int_ids and shape is None:
+            keys = id_keys(traversal)
+            values = [with_ids(v, keys, self._ident) for v in values]
+        return finish(values, rendered.terminal)
+
+    def _ident(self, value: Any) -> Any:
+        return _id(value, self.int_ids)
 
     def _run(self, rendered: Rendered, bindings: dict[str, Any]) -> list[Any]:
-        script = f'g.with("evaluationTimeout", {self.timeout_ms}).' + rendered.script[2:]
+        body = rendered.script[2:]
+        script = f'g.with("evaluationTimeout", {self.timeout_ms}).' + body
         try:
-            values = self.graph.execute(script, bindings, policy=self._policy)
+            try:
+                return list(self.graph.execute(script, bindings, policy=self._policy) or ())
+            except gs.GraphersalError as exc:
+                if _NON_STRING_KEYS not in str(exc):
+                    raise
+            # maps with non-string keys only come back as graphersal's JSON rendering
+            as_json = script.removesuffix(".to_list()") + ".to_json().to_string()"
+            text = self.graph.execute(as_json, bindings, policy=self._policy)
+            return [from_json(v) for v in json.loads(text)]
         except gs.PermissionDeniedError as exc:
             raise GremlinBackendError(
                 f"the embedded engine refused a write: {_first_line(exc)}", code="SEC.WRITE"
             ) from exc
         except gs.GraphersalError as exc:
             raise GremlinBackendError(_first_line(exc), code="Gremlin.Evaluation") from exc
-        return finish([to_gremlin(v) for v in values or ()], rendered.terminal)
 
     async def schema(self) -> dict[str, Any]:
         """The graph's labels, property keys and edge endpoints in the catalog's JSON shape
@@ -136,22 +176,44 @@ class GraphersalBackend:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def to_gremlin(value: Any) -> Any:
+def to_gremlin(value: Any, int_ids: bool = False) -> Any:
     """graphersal's result values as gremlinpython's structure types."""
-    if isinstance(value, gs.Vertex):
-        return Vertex(value.id, value.label)
-    if isinstance(value, gs.Edge):
-        return Edge(value.id, to_gremlin(value.out_v), value.label, to_gremlin(value.in_v))
+    if isinstance(value, gs.Vertex | JsonVertex):
+        return Vertex(_id(value.id, int_ids), value.label)
+    if isinstance(value, gs.Edge | JsonEdge):
+        out_v, in_v = to_gremlin(value.out_v, int_ids), to_gremlin(value.in_v, int_ids)
+        return Edge(_id(value.id, int_ids), out_v, value.label, in_v)
     if isinstance(value, list):
-        return [to_gremlin(v) for v in value]
+        return [to_gremlin(v, int_ids) for v in value]
     if isinstance(value, dict):
-        return {_key(k): to_gremlin(v) for k, v in value.items()}
+        return {_key(k, int_ids): to_gremlin(v, int_ids) for k, v in value.items()}
     return value
 
 
-def _key(key: Any) -> Any:
-    converted = to_gremlin(key)
-    return converted if not isinstance(converted, list) else tuple(converted)
+def _key(key: Any, int_ids: bool) -> Any:
+    converted = to_gremlin(key, int_ids)
+    if isinstance(converted, list):
+        return tuple(converted)
+    if isinstance(converted, dict):
+        return HashableDict.of(converted)
+    return converted
+
+
+def _id(value: Any, int_ids: bool) -> Any:
+    if int_ids and isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+def _integer_ids(path: Path) -> bool:
+    """Are the vertex ids of a GraphSON file integers (`g:Int32`/`g:Int64`)? (first vertex)"""
+    try:
+        with path.open(encoding="utf-8") as fp:
+            first = json.loads(fp.readline())
+    except (OSError, ValueError):
+        return False
+    ident = first.get("id") if isinstance(first, dict) else None
+    return isinstance(ident, dict) and ident.get("@type") in ("g:Int32", "g:Int64")
 
 
 def _first_line(exc: Exception) -> str:

@@ -9,6 +9,11 @@ v1 or GraphSON v3, see `proxy.gremlin.wire`) and Gremlin Server's HTTP form
 * `bytecode` — read into the same AST (lambdas refused), printed canonically, guarded the same
   way; results are sent as traversers.
 
+* `authentication` — when the front has an `authenticate` check (`[server] users`): a request
+  on a connection that has not authenticated is answered 407; the client sends SASL PLAIN
+  (`sasl` = base64 of `\\0user\\0password`) under the same request id; the original request
+  is then answered, wrong credentials get 401. The HTTP form takes HTTP Basic auth.
+
 Results leave in batches (`batchSize`, default 64): 206 for each partial batch, 200 for the
 last, 204 for none. A guard block is 597 with the findings in the message; a malformed
 request 498/499; an engine failure 597 (the evaluation failed) or 500. Nothing a client sends
@@ -18,16 +23,20 @@ takes the listener down.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import inspect
 import json
 import logging
 import ssl
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import WSMsgType, web
-from gremlin_python.process.traversal import Traverser
+from aiohttp import BasicAuth, WSMsgType, hdrs, web
+from gremlin_python.process.traversal import Binding, Bytecode, P, Traverser
 
 from proxy.backends.base import BackendError
 from proxy.gremlin import wire
@@ -42,9 +51,12 @@ log = logging.getLogger("proxy.gremlin")
 Check = Callable[[str], Verdict]
 Submit = Callable[[Any, Mapping[str, Any]], Awaitable[list[Any]]]
 OnQuery = Callable[[Mapping[str, Any]], None]
+# The Bolt front's logon check, reused: {"scheme": "basic", "principal", "credentials"} -> ok
+Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
 
 DEFAULT_BATCH = 64
 MAX_FRAME = 16 * 1024 * 1024
+MAX_PENDING = 16  # requests kept per connection while it has not authenticated
 
 
 class Rejected(Exception):
@@ -69,10 +81,12 @@ class GremlinFrontend:
         on_query: OnQuery | None = None,
         max_frame: int = MAX_FRAME,
         ssl_context: ssl.SSLContext | None = None,
+        authenticate: Authenticate | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: wss:// / https:// only
         self._check, self._submit, self._on_query = check, submit, on_query
+        self._authenticate = authenticate
         self._max_frame = max_frame
         self._runner: web.AppRunner | None = None
         app = web.Application(client_max_size=max_frame)
@@ -101,6 +115,7 @@ class GremlinFrontend:
         ws = web.WebSocketResponse(max_msg_size=self._max_frame, autoping=True)
         await ws.prepare(request)
         peer = request.remote or "?"
+        session = _Session(authenticated=self._authenticate is None)
         async for msg in ws:
             if msg.type is WSMsgType.BINARY:
                 frame: bytes = msg.data
@@ -108,17 +123,24 @@ class GremlinFrontend:
                 frame = bytes([len(wire.GRAPHSON3)]) + wire.GRAPHSON3.encode() + msg.data.encode()
             else:
                 break
-            for reply in await self._handle_frame(frame, peer):
+            for reply in await self._handle_frame(frame, peer, session):
                 await ws.send_bytes(reply)
         return ws
 
-    async def _handle_frame(self, frame: bytes, peer: str) -> list[bytes]:
+    async def _handle_frame(
+        self, frame: bytes, peer: str, session: _Session | None = None
+    ) -> list[bytes]:
         try:
             req = wire.decode_request(frame)
         except wire.WireError as exc:
             mime = _mime_of(frame)
             status = wire.MALFORMED_REQUEST
             return [wire.encode_response(mime, exc.request_id, status, None, str(exc))]
+        if session is not None and not session.authenticated:
+            pending = await self._sasl(req, session)
+            if pending is None or isinstance(pending, bytes):
+                return [pending] if pending else []
+            req = pending
         try:
             results = await self._serve(req, peer)
         except Rejected as exc:
@@ -127,16 +149,54 @@ class GremlinFrontend:
         if not results:
             return [wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [])]
         replies = []
-        for start in range(0, len(results), batch):
-            chunk = results[start : start + batch]
-            last = start + batch >= len(results)
-            status = wire.SUCCESS if last else wire.PARTIAL_CONTENT
-            replies.append(wire.encode_response(req.mime, req.request_id, status, chunk))
+        try:
+            for start in range(0, len(results), batch):
+                chunk = results[start : start + batch]
+                last = start + batch >= len(results)
+                status = wire.SUCCESS if last else wire.PARTIAL_CONTENT
+                replies.append(wire.encode_response(req.mime, req.request_id, status, chunk))
+        except Exception as exc:  # a value the serializer cannot write: answer, stay up
+            log.warning("gremlin: cannot serialize a result: %r", exc)
+            message = f"a result could not be serialized: {exc!r}"
+            code = wire.SERIALIZATION_ERROR
+            return [wire.encode_response(req.mime, req.request_id, code, None, message)]
         return replies
+
+    async def _sasl(self, req: wire.Request, session: _Session) -> wire.Request | bytes | None:
+        """Gremlin Server's SASL PLAIN exchange on a connection that has not authenticated:
+        the request to answer now, or the reply (407 challenge, 401 refusal) to send."""
+        if req.op != "authentication":
+            if len(session.pending) >= MAX_PENDING:  # a client that never authenticates
+                session.pending.pop(next(iter(session.pending)))
+            session.pending[req.request_id] = req
+            return wire.encode_response(req.mime, req.request_id, wire.AUTHENTICATE, None, "")
+        original = session.pending.pop(req.request_id, None)
+        mechanism = req.args.get("saslMechanism", "PLAIN")
+        user, password = _sasl_plain(req.args.get("sasl")) if mechanism == "PLAIN" else (None, None)
+        if user is None or not await self._verify(user, password or ""):
+            log.info("gremlin: authentication failed for %r", user)
+            message = "Username and/or password are incorrect"
+            return wire.encode_response(req.mime, req.request_id, wire.UNAUTHORIZED, None, message)
+        session.authenticated = True
+        session.pending.clear()
+        if original is None:  # authentication sent first, on its own
+            return wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [])
+        return original
+
+    async def _verify(self, user: str, password: str) -> bool:
+        if self._authenticate is None:
+            return True
+        auth = {"scheme": "basic", "principal": user, "credentials": password}
+        accepted = self._authenticate(auth)
+        return bool(await accepted if inspect.isawaitable(accepted) else accepted)
 
     # ------------------------------------------------------------------ HTTP
 
     async def _http(self, request: web.Request) -> web.StreamResponse:
+        if self._authenticate is not None:
+            refused = await self._http_auth(request)
+            if refused is not None:
+                return refused
         body = await request.read()
         try:
             payload = json.loads(body)
@@ -150,8 +210,24 @@ class GremlinFrontend:
             results = await self._serve(req, request.remote or "?")
         except Rejected as exc:
             return _http_error(exc.status, exc.message)
-        text = wire.encode_response(wire.GRAPHSON3, req.request_id, wire.SUCCESS, results)
+        try:
+            text = wire.encode_response(wire.GRAPHSON3, req.request_id, wire.SUCCESS, results)
+        except Exception as exc:  # a value the serializer cannot write
+            message = f"a result could not be serialized: {exc!r}"
+            return _http_error(wire.SERIALIZATION_ERROR, message)
         return web.Response(body=text, content_type="application/json")
+
+    async def _http_auth(self, request: web.Request) -> web.Response | None:
+        """HTTP Basic auth for the HTTP form (None: accepted)."""
+        try:
+            basic = BasicAuth.decode(request.headers.get(hdrs.AUTHORIZATION, ""))
+        except ValueError:
+            basic = None
+        if basic is not None and await self._verify(basic.login, basic.password):
+            return None
+        body = {"message": "Username and/or password are incorrect", "code": wire.UNAUTHORIZED}
+        headers = {hdrs.WWW_AUTHENTICATE: 'Basic realm="query-guard"'}
+        return web.json_response(body, status=401, headers=headers)
 
     # ------------------------------------------------------------------ one request
 
@@ -188,6 +264,7 @@ class GremlinFrontend:
         else:
             try:
                 text = to_text(from_bytecode(gremlin))  # type: ignore[arg-type]
+                bindings = {**bytecode_bindings(gremlin), **bindings}
             except GremlinScriptError as exc:
                 event.update(query=repr(gremlin), action="block", codes=["SEC.SCRIPT"])
                 raise Rejected(wire.SCRIPT_EVALUATION_ERROR, f"SEC.SCRIPT error: {exc}") from exc
@@ -219,6 +296,45 @@ class GremlinFrontend:
         if req.op == "bytecode":
             return [Traverser(r, 1) for r in results]
         return results
+
+
+@dataclass
+class _Session:
+    """One WebSocket connection's authentication state."""
+
+    authenticated: bool
+    pending: dict[uuid.UUID, wire.Request] = field(default_factory=dict)
+
+
+def _sasl_plain(sasl: Any) -> tuple[str | None, str | None]:
+    """(user, password) of a SASL PLAIN response (`authzid \\0 user \\0 password`, base64)."""
+    try:
+        raw = base64.b64decode(sasl, validate=True) if isinstance(sasl, str) else bytes(sasl)
+        _, user, password = raw.split(b"\0", 2)
+        return user.decode("utf-8"), password.decode("utf-8")
+    except (ValueError, TypeError, binascii.Error):
+        return None, None
+
+
+def bytecode_bindings(value: Any) -> dict[str, Any]:
+    """The values of the `Binding`s a bytecode carries (gremlinpython sends a traversal's
+    variables inside its instructions, not in the request's `bindings`)."""
+    found: dict[str, Any] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Binding):
+            found[item.key] = item.value
+        elif isinstance(item, Bytecode):
+            stack += [a for inst in item.source_instructions + item.step_instructions
+                      for a in inst[1:]]  # fmt: skip
+        elif isinstance(item, P):
+            stack += [item.value, item.other]
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack += list(item)
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+    return found
 
 
 def block_message(verdict: Verdict) -> str:

@@ -12,10 +12,13 @@ gremlinpython objects the client started from.
 from __future__ import annotations
 
 import io
+from enum import Enum
 from typing import Any
 
+from gremlin_python.process import traversal as tv
 from gremlin_python.process.traversal import P, TextP, TraversalStrategy
 from gremlin_python.structure.io.graphbinaryV1 import DataType, GraphBinaryReader
+from gremlin_python.structure.io.util import SymbolUtil
 
 _PAIRED = frozenset({"between", "inside", "outside", "and", "or"})
 _LISTED = frozenset({"within", "without"})
@@ -99,9 +102,41 @@ class _StrategyReader:
         return TraversalStrategy(name, configuration, fqcn)
 
 
+def _enum(python_type: type[Enum]) -> type:
+    """gremlinpython spells members that are Python keywords or builtins with a trailing `_`
+    (`Pick.any_`, `Scope.global_`, `Pop.all_`) and its own reader misses them by their wire
+    name (`any`); this one tries both."""
+
+    class Reader:
+        @classmethod
+        def objectify(
+            cls, buf: io.BytesIO, reader: GraphBinaryReader, nullable: bool = True
+        ) -> Any:
+            if _nullable(buf, nullable):
+                return None
+            name = str(reader.read_object(buf))
+            members = python_type.__members__
+            for candidate in (SymbolUtil.to_snake_case(name), name, name + "_"):
+                if candidate in members:
+                    return members[candidate]
+            raise ValueError(f"{python_type.__name__}.{name} is not a known token")
+
+    return Reader
+
+
+_ENUMS = {
+    DataType.barrier: tv.Barrier, DataType.cardinality: tv.Cardinality,
+    DataType.column: tv.Column, DataType.direction: tv.Direction, DataType.dt: tv.DT,
+    DataType.gtype: tv.GType, DataType.merge: tv.Merge, DataType.operator: tv.Operator,
+    DataType.order: tv.Order, DataType.pick: tv.Pick, DataType.pop: tv.Pop,
+    DataType.scope: tv.Scope, DataType.t: tv.T,
+}  # fmt: skip
+
+
 def request_reader() -> GraphBinaryReader:
     """gremlinpython's reader plus the request-only types."""
-    return GraphBinaryReader(
+    readers: dict[DataType, type] = {kind: _enum(cls) for kind, cls in _ENUMS.items()}
+    readers.update(
         {
             DataType.p: _predicate(P),
             DataType.textp: _predicate(TextP),
@@ -110,3 +145,4 @@ def request_reader() -> GraphBinaryReader:
             DataType.traversalstrategy: _StrategyReader,
         }
     )
+    return GraphBinaryReader(readers)

@@ -19,8 +19,13 @@ support it, rather than sending something that means another thing.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from gremlin_python.structure.graph import Element
 
 from proxy.gremlin import ast
 from proxy.gremlin.lexicon import WITH_OPTION_KEYS
@@ -41,15 +46,16 @@ class Rendered:
     terminal: Terminal = field(default_factory=Terminal)
 
 
-def render(traversal: ast.Traversal) -> Rendered:
-    """The root traversal as a graphersal script."""
+def render(traversal: ast.Traversal, inline: Mapping[str, Any] | None = None) -> Rendered:
+    """The root traversal as a graphersal script. `inline` gives variables whose values the
+    engine cannot take as parameters (lists, maps, elements): they are printed as literals."""
     if traversal.anonymous:
         raise Unsupported("an anonymous traversal (__.…) cannot be executed on its own")
     try:
         terminal = terminal_of(traversal)
     except UnsupportedTerminal as exc:
         raise Unsupported(str(exc)) from exc
-    return Rendered(f"{_traversal(traversal)}.to_list()", terminal)
+    return Rendered(f"{_Printer(inline or {}).traversal(traversal)}.to_list()", terminal)
 
 
 def quote(value: str) -> str:
@@ -65,45 +71,86 @@ def quote(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _traversal(t: ast.Traversal) -> str:
-    parts = ["__"] if t.anonymous else ["g"]
-    parts += [_step(s, source=True) for s in t.source]
-    parts += [_step(s) for s in t.all_steps]
-    return ".".join(parts)
+class _Printer:
+    def __init__(self, inline: Mapping[str, Any]) -> None:
+        self.inline = inline
+
+    def traversal(self, t: ast.Traversal) -> str:
+        parts = ["__"] if t.anonymous else ["g"]
+        parts += [self.step(s, source=True) for s in t.source]
+        parts += [self.step(s) for s in t.all_steps]
+        return ".".join(parts)
+
+    def step(self, s: ast.Step, source: bool = False) -> str:
+        if source and s.name in ("withStrategies", "withoutStrategies"):
+            raise Unsupported(f"{s.name}() is not supported by the embedded engine")
+        args = [self.arg(a) for a in s.args]
+        first = s.args[0] if s.args else None
+        if s.name == "with" and isinstance(first, ast.String) and first.value in WITH_OPTION_KEYS:
+            raise Unsupported(f"with({first.value!r}) is not supported by the embedded engine")
+        return f"{s.name}({', '.join(args)})"
+
+    def arg(self, node: ast.Node) -> str:
+        if isinstance(node, ast.String):
+            return quote(node.value)
+        if isinstance(node, ast.Literal):
+            return _literal(node)
+        if isinstance(node, ast.Variable):
+            return value(self.inline[node.name]) if node.name in self.inline else node.name
+        if isinstance(node, ast.Enum):
+            return f"{node.kind}.{node.value}"
+        if isinstance(node, ast.Predicate):
+            return self.predicate(node)
+        if isinstance(node, ast.Traversal):
+            return self.traversal(node)
+        if isinstance(node, ast.ListLit | ast.SetLit):
+            return "[" + ", ".join(self.arg(i) for i in node.items) + "]"
+        if isinstance(node, ast.MapLit):
+            entries = (f"{_key(e.key)}: {self.arg(e.value)}" for e in node.entries)
+            return "#{" + ", ".join(entries) + "}"
+        if isinstance(node, ast.DateTimeLit):
+            if node.value is None:
+                raise Unsupported("datetime() without a value is not supported")
+            return f"datetime({quote(node.value.isoformat().replace('+00:00', 'Z'))})"
+        kind = type(node).__name__
+        raise Unsupported(f"{kind} values are not supported by the embedded engine")
+
+    def predicate(self, p: ast.Predicate) -> str:
+        text = f"{p.kind}.{p.name}({', '.join(self.arg(a) for a in p.args)})"
+        for link in p.chain:
+            if link.op == "negate":
+                text = f"P.not({text})"
+            else:
+                assert link.other is not None
+                text = f"{text}.{link.op}({self.predicate(link.other)})"
+        return text
 
 
-def _step(s: ast.Step, source: bool = False) -> str:
-    if source and s.name in ("withStrategies", "withoutStrategies"):
-        raise Unsupported(f"{s.name}() is not supported by the embedded engine")
-    args = [_arg(a) for a in s.args]
-    first = s.args[0] if s.args else None
-    if s.name == "with" and isinstance(first, ast.String) and first.value in WITH_OPTION_KEYS:
-        raise Unsupported(f"with({first.value!r}) is not supported by the embedded engine")
-    return f"{s.name}({', '.join(args)})"
-
-
-def _arg(node: ast.Node) -> str:
-    if isinstance(node, ast.String):
-        return quote(node.value)
-    if isinstance(node, ast.Literal):
-        return _literal(node)
-    if isinstance(node, ast.Variable):
-        return node.name
-    if isinstance(node, ast.Enum):
-        return f"{node.kind}.{node.value}"
-    if isinstance(node, ast.Predicate):
-        return _predicate(node)
-    if isinstance(node, ast.Traversal):
-        return _traversal(node)
-    if isinstance(node, ast.ListLit | ast.SetLit):
-        return "[" + ", ".join(_arg(i) for i in node.items) + "]"
-    if isinstance(node, ast.MapLit):
-        return "#{" + ", ".join(f"{_key(e.key)}: {_arg(e.value)}" for e in node.entries) + "}"
-    if isinstance(node, ast.DateTimeLit):
-        if node.value is None:
-            raise Unsupported("datetime() without a value is not supported")
-        return f"datetime({quote(node.value.isoformat().replace('+00:00', 'Z'))})"
-    raise Unsupported(f"{type(node).__name__} values are not supported by the embedded engine")
+def value(v: Any) -> str:
+    """A Python value (a binding the engine cannot take as a parameter) as a literal; an
+    element stands for its id, as Gremlin Server accepts `g.V(vertex)`."""
+    if isinstance(v, str):
+        return quote(v)
+    if v is None:
+        return "()"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _literal(ast.Literal((0, 0), "double", v))
+    if isinstance(v, list | tuple | set | frozenset):
+        return "[" + ", ".join(value(i) for i in v) + "]"
+    if isinstance(v, dict):
+        if not all(isinstance(k, str) for k in v):
+            raise Unsupported("map keys other than strings are not supported by the engine")
+        return "#{" + ", ".join(f"{quote(k)}: {value(i)}" for k, i in v.items()) + "}"
+    if isinstance(v, Element):
+        return value(v.id)
+    if isinstance(v, dt.datetime):
+        moment = v if v.tzinfo is not None else v.replace(tzinfo=dt.UTC)
+        return f"datetime({quote(moment.isoformat().replace('+00:00', 'Z'))})"
+    raise Unsupported(f"a {type(v).__name__} binding is not supported by the embedded engine")
 
 
 def _literal(node: ast.Literal) -> str:
@@ -124,14 +171,3 @@ def _key(node: ast.Node) -> str:
     if isinstance(node, ast.String):
         return quote(node.value)
     raise Unsupported("map keys other than strings are not supported by the embedded engine")
-
-
-def _predicate(p: ast.Predicate) -> str:
-    text = f"{p.kind}.{p.name}({', '.join(_arg(a) for a in p.args)})"
-    for link in p.chain:
-        if link.op == "negate":
-            text = f"P.not({text})"
-        else:
-            assert link.other is not None
-            text = f"{text}.{link.op}({_predicate(link.other)})"
-    return text

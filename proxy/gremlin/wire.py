@@ -16,8 +16,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from gremlin_python import statics
 from gremlin_python.process import traversal as traversal_module
-from gremlin_python.process.traversal import Bytecode, P, TextP, TraversalStrategy
+from gremlin_python.process.traversal import (
+    Binding,
+    Bytecode,
+    P,
+    TextP,
+    TraversalStrategy,
+    Traverser,
+)
+from gremlin_python.structure.graph import Path
 from gremlin_python.structure.io import graphbinaryV1, graphsonV3d0
 
 from proxy.gremlin.graphbinary_requests import Lambda, request_reader
@@ -37,8 +46,8 @@ SERVER_TIMEOUT, SERIALIZATION_ERROR = 598, 599
 
 # GraphSON enum types a request may carry (gremlinpython's reader knows only some of them)
 _ENUMS = frozenset(
-    {"Barrier", "Cardinality", "Column", "Direction", "DT", "Merge", "Operator", "Order",
-     "Pick", "Pop", "Scope", "T"}
+    {"Barrier", "Cardinality", "Column", "Direction", "DT", "GType", "Merge", "Operator",
+     "Order", "Pick", "Pop", "Scope", "T"}
 )  # fmt: skip
 _INT32 = struct.Struct(">i")
 _HEADER = struct.Struct(">BQQ")  # version byte, request id high and low 64 bits
@@ -85,6 +94,7 @@ def decode_request(frame: bytes) -> Request:
 def _graphbinary_request(payload: bytes) -> Request:
     reader = request_reader()
     buf = io.BytesIO(payload)
+    request_id: uuid.UUID | None = None
     try:
         version, high, low = _HEADER.unpack(buf.read(_HEADER.size))
         if version != 0x81:
@@ -102,7 +112,7 @@ def _graphbinary_request(payload: bytes) -> Request:
     except WireError:
         raise
     except Exception as exc:  # gremlinpython raises anything on malformed bytes
-        raise WireError(f"malformed GraphBinary request: {exc}") from exc
+        raise WireError(f"malformed GraphBinary request: {exc!r}", request_id) from exc
     return Request(request_id, op, processor, args, GRAPHBINARY)
 
 
@@ -150,6 +160,8 @@ def _graphson_arg(key: str, value: Any, reader: graphsonV3d0.GraphSONReader) -> 
         return _graphson_bytecode(body, reader)
     if kind in ("g:P", "g:TextP") and isinstance(body, dict):
         return _graphson_predicate(P if kind == "g:P" else TextP, body, reader)
+    if kind == "g:Binding" and isinstance(body, dict):
+        return Binding(str(body.get("key")), _graphson_arg(key, body.get("value"), reader))
     if kind == "g:Lambda" and isinstance(body, dict):
         return Lambda(str(body.get("language")), str(body.get("script")), -1)
     if isinstance(kind, str) and kind.endswith("Strategy") and isinstance(body, dict):
@@ -208,15 +220,59 @@ def encode_response(
     responses without one)."""
     attributes = attributes or {}
     meta: dict[str, Any] = {}
+    data = widen_integers(data)
     if mime.split(";")[0] == GRAPHBINARY:
         return _graphbinary_response(request_id, code, data, message, attributes, meta)
-    writer = graphsonV3d0.GraphSONWriter()
+    writer = graphsonV3d0.GraphSONWriter({Path: _PathWriter})
     body = {
         "requestId": str(request_id) if request_id else None,
         "status": {"code": code, "message": message, "attributes": writer.to_dict(attributes)},
         "result": {"data": writer.to_dict(data), "meta": writer.to_dict(meta)},
     }
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+class HashableList(list):  # type: ignore[type-arg]
+    """A list used as a map key (`groupCount().by(fold())`): gremlinpython's writers write a
+    list but nothing at all for the tuple a hashable key would otherwise be."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+
+def widen_integers(value: Any) -> Any:
+    """Values as gremlinpython's writers need them: ints beyond Int32 as its `long` (Int64) or
+    `bigint` (BigInteger) — a plain int is written as an Int32 and fails when wider — and
+    tuples (map keys) as lists."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if -(2**31) <= value < 2**31 or isinstance(value, statics.long | statics.bigint):
+            return value
+        return statics.long(value) if -(2**63) <= value < 2**63 else statics.bigint(value)
+    if isinstance(value, list):
+        return [widen_integers(v) for v in value]
+    if isinstance(value, tuple):
+        return HashableList(widen_integers(v) for v in value)
+    if isinstance(value, set):
+        return {widen_integers(v) for v in value}
+    if isinstance(value, dict):
+        return type(value)((widen_integers(k), widen_integers(v)) for k, v in value.items())
+    if isinstance(value, Traverser):
+        return Traverser(widen_integers(value.object), value.bulk)
+    if isinstance(value, Path):
+        return Path(value.labels, [widen_integers(v) for v in value.objects])
+    return value
+
+
+class _PathWriter:
+    """GraphSON 3 `g:Path` (gremlinpython reads it, but has no writer for it)."""
+
+    @classmethod
+    def dictify(cls, path: Path, writer: graphsonV3d0.GraphSONWriter) -> dict[str, Any]:
+        labels = [set(x) for x in path.labels]
+        body = {"labels": writer.to_dict(labels), "objects": writer.to_dict(list(path.objects))}
+        return {"@type": "g:Path", "@value": body}
 
 
 def _graphbinary_response(
