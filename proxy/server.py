@@ -21,6 +21,7 @@ from proxy.audit import AuditLog
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
+from proxy.metrics import Metrics, fan_out
 from proxy.model import Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
@@ -53,8 +54,11 @@ def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
 class ProxyServer:
     """Start with `await start()`; `bolt_port` is known afterwards; `await close()` stops all."""
 
-    def __init__(self, config: Config, *, extra_plugins: tuple[object, ...] = ()) -> None:
+    def __init__(
+        self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True
+    ) -> None:
         self.config = config
+        self.listen = listen  # False: build backends and guards, open no listener (MCP stdio)
         self.extra_plugins = extra_plugins
         self.embedded: Any = None  # EmbeddedFalkorDB when no backend is configured
         self.backend: Any = None
@@ -63,6 +67,11 @@ class ProxyServer:
         self.bolt: Any = None
         self.audit: AuditLog | None = None
         self.refresher: SchemaRefresher | None = None
+        self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
+        self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
+        self.http: Any = None  # HttpFrontend when [server] http is set
+        self.metrics = Metrics()
+        self.on_query: Callable[..., None] = self.metrics
 
     @property
     def bolt_port(self) -> int:
@@ -85,6 +94,7 @@ class ProxyServer:
                 str(self.config.audit["path"]),
                 include_parameters=bool(self.config.audit["include_parameters"]),
             )
+            self.on_query = fan_out(self.audit, self.metrics)
             self.backend = await self._start_backend()
             self.schema = await self._load_schema()
             self.guard = build_guard(
@@ -107,7 +117,16 @@ class ProxyServer:
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
+            if self.gremlin is not None:
+                gremlin, self.gremlin = self.gremlin, None
+                await gremlin.close()
+            if self.http is not None:
+                http, self.http = self.http, None
+                await http.close()
         finally:
+            if self.gremlin_service is not None:
+                gremlin_service, self.gremlin_service = self.gremlin_service, None
+                await gremlin_service.close()
             try:
                 if self.backend is not None:
                     backend, self.backend = self.backend, None
@@ -176,6 +195,10 @@ class ProxyServer:
         self.refresher.start()
 
     async def _start_frontends(self) -> None:
+        await self._start_gremlin()
+        if not self.listen:
+            return
+        await self._start_http()
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -190,11 +213,70 @@ class ProxyServer:
             cypher_guard(self.guard),
             self.backend,
             advertised,
-            on_query=self.audit,
+            on_query=self.on_query,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
         )
         await self.bolt.start()
+        bolt_front = self.bolt
+        self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
+
+    async def _start_gremlin(self) -> None:
+        """The Gremlin Server front on `[server] gremlin` (see `proxy.gremlin_service`)."""
+        address = str(self.config.server["gremlin"])
+        if address or str(self.config.backend["gremlin"]):
+            from proxy.gremlin_service import GremlinService
+
+            self.gremlin_service = await GremlinService.create(self.config, self.extra_plugins)
+        if not address or not self.listen:
+            return
+        from proxy.frontends.gremlin_ws import GremlinFrontend
+
+        host, port = split_address(address, "server.gremlin")
+        service = self.gremlin_service
+        assert service is not None
+        self.gremlin = GremlinFrontend(
+            host, port, service.check, service.backend.submit, on_query=self.on_query
+        )
+        await self.gremlin.start()
+
+    async def _start_http(self) -> None:
+        """Neo4j's Query API v2, the legacy tx endpoint and the guard API on `[server] http`."""
+        address = str(self.config.server["http"])
+        if not address:
+            return
+        from proxy.frontends.http import HttpFrontend
+        from proxy.service import QueryService
+
+        assert self.guard is not None
+        host, port = split_address(address, "server.http")
+        service = QueryService(
+            self.guard,
+            self.backend,
+            repairer=build_repairer(self.guard, self.config),
+            on_query=self.on_query,
+        )
+        database = str(self.config.backend["database"]) or "neo4j"
+        from proxy.frontends.mcp import build_mcp
+
+        gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
+        self.http = HttpFrontend(
+            host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
+            mcp=build_mcp(service, gremlin=gremlin),
+        )  # fmt: skip
+        await self.http.start()
+
+    async def _readiness(self) -> dict[str, Any]:
+        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded."""
+        try:
+            stream = await self.backend.run("RETURN 1", {}, None)
+            await stream.fetch(-1)
+            backend = True
+        except Exception as exc:
+            log.warning("readiness probe failed: %s", exc)
+            backend = False
+        schema = self.guard is not None and self.guard.ctx.schema is not None
+        return {"backend": backend, "schema": schema}
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
@@ -336,6 +418,15 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        if server.http is not None:
+            print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
+                  flush=True)  # fmt: skip
+        if server.gremlin is not None:
+            print(
+                f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
+                f"/gremlin -> {server.gremlin_service.backend.description}",
+                flush=True,
+            )
         await stopping
         return 0
     finally:
