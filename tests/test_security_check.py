@@ -1,7 +1,9 @@
 """The attack suite through the pure guard (what `query-guard check` decides), defaults with
 `read_only` on: every attack in tests/data/security is blocked with one of the codes its line
-accepts, and every ordinary read of the movie graph passes (at most a LIMIT, an arrow or a fence
-fixed). The same inputs go through `serve` in test_security_serve.py."""
+accepts (a Gremlin escape or comment trick may instead be allowed as the guard's canonical
+rendering, which leaves nothing to misread), and every ordinary read of the movie graph passes
+(at most a LIMIT, an arrow or a fence fixed). The Cypher attacks and the reads also go through
+`serve` in test_security_serve.py."""
 
 from __future__ import annotations
 
@@ -40,9 +42,24 @@ def test_cypher_attack_is_blocked(guard: Guard, case: Case) -> None:
     assert_blocked(guard.check(case.query, "cypher"), case)
 
 
+# What another reader could tokenise differently: escapes and line ends other than \n.
+_MISREADABLE = ("\\u", "\r", "\u2028", "\u2029", "\x85", "\x0b", "\x0c")
+
+
 @pytest.mark.parametrize("case", GREMLIN_ATTACKS, ids=lambda c: c.id)
 def test_gremlin_attack_is_blocked(guard: Guard, case: Case) -> None:
-    assert_blocked(guard.check(case.query, "gremlin"), case)
+    verdict = guard.check(case.query, "gremlin")
+    if case.expect == "neutralise" and not verdict.blocked:
+        # Allowed only as the guard's own rendering: no escape or odd line end left for a
+        # Groovy or Java reader to decode, and judging that rendering again changes nothing.
+        forward = verdict.forward
+        assert forward, f"{case.id} allowed, and the client's own text would be sent"
+        left = [m for m in _MISREADABLE if m in forward]
+        assert not left, f"{case.id}: the forwarded text still holds {left}: {forward!r}"
+        again = guard.check(forward, "gremlin")
+        assert not again.blocked and again.to_run == forward, f"{case.id}: {forward!r} not final"
+        return
+    assert_blocked(verdict, case)
 
 
 @pytest.mark.parametrize("case", ORDINARY_READS, ids=lambda c: c.id)
@@ -59,7 +76,7 @@ def test_the_corpus_covers_every_class() -> None:
     assert len(attacks) >= 150 and len(ORDINARY_READS) >= 50
     ids = [c.id for c in attacks + ORDINARY_READS]
     assert len(ids) == len(set(ids))
-    assert all(c.expect == "block" and c.codes for c in attacks)
+    assert all(c.expect in ("block", "neutralise") and c.codes for c in attacks)
     assert all(c.expect == "allow" for c in ORDINARY_READS)
     classes = {c.cls for c in attacks}
     assert {"lexical", "show_admin", "functions", "hidden_write", "file_read", "database",
