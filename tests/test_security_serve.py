@@ -13,6 +13,7 @@ fingerprint only when the guard refused them (a refused query never reached the 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from tests.security_corpus import CYPHER_ATTACKS, ORDINARY_READS, Case
 from tests.test_e2e_arcadedb import PASSWORD_ENV, bolt_backend
 from tests.test_e2e_falkordb import AUTH, proxy_config
 
+_CODE = re.compile(r"\b(?:SYN|SEC|LIM|GUARD)\.[A-Z_]+\b")  # a finding code in a refusal
 DEADLINE = 10.0  # seconds an answer may take before the attempt counts as "reached the backend"
 # Once one attempt hangs, the backend is busy with it: later ones are not waited for as long
 # (a guard that refuses answers in milliseconds; this keeps a run on an unfixed guard short).
@@ -140,8 +142,14 @@ def attack_problems(target: Target, cases: list[Case]) -> list[str]:
             elif not isinstance(out.error, nex.Neo4jError):
                 problems.append(f"{case.id}: {type(out.error).__name__} instead of a refusal")
             elif not refused:
-                message = " ".join((out.error.message or "").split())[:110]
-                problems.append(f"{case.id}: not refused by the guard; database said: {message}")
+                message = " ".join((out.error.message or "").split())
+                codes = sorted(set(_CODE.findall(message)))
+                wanted = list(case.codes)
+                problems.append(
+                    f"{case.id}: refused for {codes}, not for one of {wanted}"
+                    if codes
+                    else f"{case.id}: not refused by the guard; the database said: {message[:110]}"
+                )
             if not refused and not stalled:
                 now = target.snapshot()
                 if now != baseline:
