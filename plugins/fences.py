@@ -84,11 +84,17 @@ def _prose(text: str, language: str) -> list[Finding]:
         if m is None:
             return []
         head = m.start()
+        if _CODE_LIKE.search(text[:head]):
+            return []  # code before the query is not prose: the parser judges all of it
         head += len(text[head:]) - len(text[head:].lstrip(" \t"))
     tail = _prose_tail(text, head, language, start)
     if head == 0 and tail == len(text):
         return []
     return _keep(text, head, tail, "prose around the query removed")
+
+
+# a call, a statement separator or a block: what leads the query is code, not a sentence
+_CODE_LIKE = re.compile(r"[\w'\"\])]\s*\.\s*\w+\s*\(|[;{}]|\w\(.*\)\s*$", re.M)
 
 
 def _prose_tail(text: str, head: int, language: str, start: re.Pattern[str]) -> int:
