@@ -21,6 +21,13 @@ from proxy.cypher.patterns import endpoint_labels, quote_name, read_hops, simila
 from proxy.cypher.query import CypherQuery
 from proxy.hookspecs import hookimpl
 from proxy.model import Edit, Finding, Severity
+from proxy.options import Option
+
+OPTIONS = {
+    "min_similarity": Option(
+        float, 0.6, "name similarity (0-1) a replacement needs when no endpoint is labelled"
+    ),
+}
 
 
 @hookimpl
@@ -28,7 +35,8 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     schema = ctx.schema
     if schema is None or not schema.relationship_types:
         return []
-    min_similarity = float(ctx.option("fix_rel_types", "min_similarity", 0.6))
+    default = OPTIONS["min_similarity"].default
+    min_similarity = float(ctx.option("fix_rel_types", "min_similarity", default))
     findings: list[Finding] = []
     seen: set[int] = set()
     for hop in read_hops(query):

@@ -31,8 +31,12 @@ from proxy.gremlin.ast import Step, Strategy, String
 from proxy.gremlin.language import GremlinQuery
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
+from proxy.options import Option
 
 RULE = "gremlin_read_only"
+OPTIONS = {
+    "allowed_calls": Option(list, [], "call() services allowed (shell-style patterns)"),
+}
 
 MUTATING_STEPS: frozenset[str] = frozenset(
     {"addV", "addE", "property", "drop", "mergeV", "mergeE", "addLabel", "dropLabel",

@@ -11,12 +11,12 @@ count: `g.V().out('knows').has('name', 'x')` still walks every vertex. `has(key)
 
 Decisions:
 
-* `g.V().count()` / `g.E().count()` (a global `count()` straight after the scan) is a cheap
-  aggregate answering "how big is the graph" and is allowed; set
-  `[rules.gremlin_scans] allow_count = false` to report it too.
-* `g.V().limit(10)` is still reported: a limit bounds the result, not which elements the
-  server may touch first (and `block = true` is meant to be strict).
-* The finding is a warning; `[rules.gremlin_scans] block = true` makes it an error.
+* By default (`[rules.gremlin_scans] block = true`) every full scan is an error: DESIGN §5
+  blocks full-graph scans, and an LLM that wrote one is told to anchor the traversal.
+* With `block = false` the finding is a warning, and two bounded forms are not reported:
+  `g.V().count()` / `g.E().count()` (a global `count()` straight after the scan: "how big is
+  the graph"; `allow_count = false` reports it too) and a scan limited right away
+  (`g.V().limit(10)`, `range(0, 10)`).
 * A bare similarity-edge scan — `g.E()` whose leading filters name only a similarity label of
   `[gremlin.similarity] edges` (`hasLabel('similarReason')`, maybe with a score filter) and no
   id — is always an error: those edges are the quadratic part of the graph.
@@ -33,8 +33,15 @@ from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.similarity import gremlin_settings
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
+from proxy.options import Option
 
 RULE = "gremlin_scans"
+OPTIONS = {
+    "block": Option(bool, True, "a full-graph scan is an error (false: a warning)"),
+    "allow_count": Option(
+        bool, True, "with block = false, g.V().count() is not reported as a scan"
+    ),
+}
 
 _NEUTRAL = frozenset({"as", "identity", "barrier"})
 _WRAPPERS_ANY = frozenset({"where", "filter", "and"})
@@ -42,7 +49,7 @@ _WRAPPERS_ANY = frozenset({"where", "filter", "and"})
 
 @hookimpl
 def guard_gremlin(traversal: GremlinQuery, ctx: GuardContext) -> list[Finding]:
-    block = bool(ctx.option(RULE, "block", False))
+    block = bool(ctx.option(RULE, "block", OPTIONS["block"].default))
     allow_count = bool(ctx.option(RULE, "allow_count", True))
     settings = gremlin_settings(ctx.gremlin)
     sim_labels = settings.similarity.labels if settings.similarity else frozenset()
@@ -65,7 +72,7 @@ def guard_gremlin(traversal: GremlinQuery, ctx: GuardContext) -> list[Finding]:
                     )
                 )
             elif not any(_is_filter(s) for s in run) and not (
-                allow_count and _is_global_count(rest)
+                not block and ((allow_count and _is_global_count(rest)) or _is_limit(rest))
             ):
                 findings.append(
                     Finding(
@@ -113,6 +120,10 @@ def _starts_with_filter(t: Traversal) -> bool:
         if step.name not in _NEUTRAL:
             return False
     return False
+
+
+def _is_limit(step: Step | None) -> bool:
+    return step is not None and step.name in ("limit", "range") and not is_local(step)
 
 
 def _is_global_count(step: Step | None) -> bool:

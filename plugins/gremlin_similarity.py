@@ -27,7 +27,12 @@ includes the enclosing chain's steps before the nesting step).
   when the schema catalog declares an `id` property for that label. Active without a
   `[gremlin.similarity]` table; P1-P3 need it.
 
-All findings are warnings.
+Severity: a violation the rule fixes is a warning (the rewritten walk runs); one the
+configuration does not let it fix is an **error** — SEGRA's verifier rejects such plans, and
+the message tells the LLM the exact fix. A threshold written after the vertex step
+(`bothE(e).otherV().has(score, …)`, where it filters the vertex) is moved onto the edge; a
+similarity step bracketed by another label's within-case edge (`out('exhibits')` before
+`bothE('similarReason')`) is not fixable and blocks.
 """
 
 from __future__ import annotations
@@ -117,6 +122,9 @@ def _threshold(
         ]
     for later in chain[i + 1 :]:
         if later.name in MOVES:
+            moved = _threshold_on_vertex(q, chain, i, score)
+            if moved is not None:
+                return [moved]
             break
         bound = _score_bound(later, score)
         if bound is None:
@@ -143,6 +151,33 @@ def _threshold(
             fix,
         )
     ]
+
+
+def _threshold_on_vertex(
+    q: GremlinQuery, chain: list[Step], i: int, score: str
+) -> Finding | None:
+    """`bothE(e).otherV().has(score, …)`: the threshold filters the vertex reached, which has
+    no score; it is moved, verbatim, onto the edge (right after the edge step)."""
+    leave = next((j for j in range(i + 1, len(chain)) if chain[j].name in MOVES), None)
+    if leave is None or chain[leave].name not in LEAVE_EDGE:
+        return None
+    for j in range(leave + 1, len(chain)):
+        later = chain[j]
+        if later.name in MOVES:
+            return None
+        if _score_bound(later, score) is not None:
+            fix = (
+                Edit(chain[j - 1].span[1], later.span[1], ""),
+                insert_after(chain[i], "." + q.source(later)),
+            )
+            return _finding(
+                "SIM.THRESHOLD",
+                f"the score threshold {q.source(later)} follows {chain[leave].name}(): it "
+                f"filters the vertex, which has no '{score}'; moved onto the edge",
+                later,
+                fix,
+            )
+    return None
 
 
 def _score_bound(step: Step, score: str) -> object:
@@ -187,11 +222,20 @@ def _bracket(
     at_anchor = anchored and chain[0].name == "V" and all(s.name not in MOVES for s in chain[1:i])
     if at_anchor and len(phis) == 1:
         fix = (insert_before(step, f"out({quote(missing[0])})."),)
+    others = sorted(
+        {p for s in before if s.name in ("out", "outE") for p in (string_args(s) or [])}
+        & {phi for _, phi in sim.edges}
+    )
+    where = (
+        f"out('{others[0]}') reaches another kind of content vertex, which has no "
+        f"{'/'.join(sorted(set(labels) & sim.labels))} edges"
+        if others
+        else "it starts from a case, where no similarity edges are"
+    )
     return [
         _finding(
             "SIM.BRACKET",
-            f"similarity step {step.name}() is not preceded by "
-            f"out('{missing[0]}'): it starts from a case, where no similarity edges are",
+            f"similarity step {step.name}() is not preceded by out('{missing[0]}'): {where}",
             step,
             fix,
         )
@@ -305,4 +349,7 @@ def _declares_id(ctx: GuardContext, label: str | None) -> bool:
 
 
 def _finding(code: str, message: str, step: Step, fix: tuple[Edit, ...] | None) -> Finding:
-    return Finding(code, Severity.WARNING, message, step.span, fix=fix)
+    """A fixed violation is a warning (the rewrite runs); one the configuration cannot fix is
+    an error: SEGRA's verifier rejects such plans (DESIGN §5), and the message says the fix."""
+    severity = Severity.WARNING if fix or code == "ANC.ID" else Severity.ERROR
+    return Finding(code, severity, message, step.span, fix=fix)

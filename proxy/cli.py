@@ -17,7 +17,7 @@ from proxy.pipeline import Guard, build_guard
 from proxy.plugins import builtin_rule_names
 from proxy.schema import SchemaCatalog
 
-EXIT_OK, EXIT_BLOCKED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_BLOCKED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +33,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except Exception:  # a bug of ours or of a plugin: say so, distinct from BLOCK and usage
+        import traceback
+
+        traceback.print_exc()
+        print("query-guard: internal error (see the traceback above)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     schema.add_argument("--out", default="-", help="output file (default: stdout)")
     schema.set_defaults(func=_cmd_schema)
+
+    rules = sub.add_parser("rules", help="list the installed rules: source, codes, options")
+    rules.add_argument("--config", help="TOML configuration file ([guard] disable applies)")
+    rules.add_argument("--json", action="store_true", help="one JSON array")
+    rules.set_defaults(func=_cmd_rules)
 
     serve = sub.add_parser("serve", help="run the proxy (embedded FalkorDB when no backend)")
     serve.add_argument("--config", help="TOML configuration file")
@@ -210,6 +221,17 @@ def _with_credentials(uri: str, user: str | None, password_env: str | None) -> s
     if parts.port:
         netloc += f":{parts.port}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from proxy.rules_listing import list_rules, render
+
+    rules = list_rules(build_guard(load_config(args.config)).pm)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rules], ensure_ascii=False, indent=1))
+    else:
+        print(render(rules), end="")
+    return EXIT_OK
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -27,6 +27,8 @@ DEFAULT_ALLOWED_PROCEDURES: tuple[str, ...] = (
     "db.constraints",
 )
 
+ON_RULE_ERROR = ("warn", "block")
+
 # section -> key -> (accepted types, default). Tables whose keys are free (rule options,
 # similarity edge maps) are marked with `dict` as the only type of the section itself.
 _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
@@ -40,6 +42,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
     "backend": {
         "cypher": ((str,), ""),
         "gremlin": ((str,), ""),
+        "gremlin_data": ((list,), []),
         "user": ((str,), ""),
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),
@@ -57,6 +60,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "schema_ttl_seconds": ((int,), 600),
         "disable": ((list,), []),
         "cache_size": ((int,), 4096),
+        "on_rule_error": ((str,), "warn"),
     },
     "audit": {
         "path": ((str,), ""),
@@ -92,6 +96,9 @@ class GuardSettings:
     reciprocity_threshold: float = 0.9
     disable: tuple[str, ...] = ()
     cache_size: int = 4096
+    # a rule plugin that fails to load or raises: "warn" (skip it, say so) or "block" (fail
+    # closed: serve does not start / the query is blocked)
+    on_rule_error: str = "warn"
 
 
 @dataclass(frozen=True)
@@ -205,7 +212,10 @@ def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
     for key in ("allowed_procedures", "disable"):
         if not all(isinstance(x, str) for x in g[key]):
             raise ConfigError(f"guard.{key}", "must be a list of strings")
+    if g["on_rule_error"] not in ON_RULE_ERROR:
+        raise ConfigError("guard.on_rule_error", f"must be one of {ON_RULE_ERROR}")
     return GuardSettings(
+        on_rule_error=g["on_rule_error"],
         read_only=g["read_only"],
         default_limit=g["default_limit"],
         max_limit=g["max_limit"],

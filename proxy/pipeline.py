@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -284,6 +284,7 @@ def build_guard(
     disable: Iterable[str] = (),
     extra_plugins: Iterable[object] = (),
     entry_points: bool = True,
+    skip_broken: bool = False,
 ) -> Guard:
     """A Guard from a validated `Config` (None: defaults), a schema catalog and plugin choices."""
     from proxy.config import parse_config
@@ -291,9 +292,29 @@ def build_guard(
 
     cfg = config if config is not None else parse_config({})
     pm = build_plugin_manager(
-        disable=[*cfg.guard.disable, *disable], extra=extra_plugins, entry_points=entry_points
+        disable=[*cfg.guard.disable, *disable],
+        extra=extra_plugins,
+        entry_points=entry_points,
+        skip_broken=skip_broken and cfg.guard.on_rule_error == "warn",
     )
     ctx = GuardContext(
-        schema=schema, settings=cfg.guard, rule_options=cfg.rules, gremlin=cfg.gremlin
+        schema=schema,
+        settings=cfg.guard,
+        rule_options=typed_rule_options(pm, cfg.rules),
+        gremlin=cfg.gremlin,
     )
     return Guard(pm, ctx)
+
+
+def typed_rule_options(
+    pm: pluggy.PluginManager, tables: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Mapping[str, Any]]:
+    """Each registered rule's `[rules.<name>]` table, validated and typed by its `OPTIONS`."""
+    from proxy.options import declared_options, resolve_options
+
+    out: dict[str, Mapping[str, Any]] = dict(tables)
+    for name, plugin in pm.list_name_plugin():
+        declared = declared_options(plugin)
+        if declared is not None:
+            out[name] = resolve_options(name, declared, tables.get(name, {}))
+    return out

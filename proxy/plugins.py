@@ -7,6 +7,7 @@ Built-in rules are ordinary plugins registered under their module name (`limits`
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Iterable
 
 import pluggy
@@ -15,6 +16,8 @@ from proxy import hookspecs
 from proxy.errors import PluginError
 
 ENTRY_POINT_GROUP = "query_guard"
+
+log = logging.getLogger(__name__)
 
 # Rule order is DESIGN §4/§5 order; pluggy calls the last registered first, so the
 # manager registers them reversed. Third-party plugins (registered later) run before them.
@@ -50,7 +53,14 @@ def build_plugin_manager(
     extra: Iterable[object] = (),
     entry_points: bool = True,
     builtins: Iterable[str] = BUILTIN_RULES,
+    skip_broken: bool = False,
 ) -> pluggy.PluginManager:
+    """A fresh manager with the built-in rules, installed entry-point rules and `extra`.
+
+    A plugin that cannot be loaded (import error, unknown hook, wrong hook argument, a hook
+    option pluggy rejects) is a `PluginError` naming it; with `skip_broken` a broken
+    third-party plugin is logged and left out instead (`[guard] on_rule_error = "warn"` in
+    `serve`). Built-in rules are never skipped."""
     pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
     pm.add_hookspecs(hookspecs)
     disabled = list(dict.fromkeys(disable))
@@ -67,15 +77,15 @@ def build_plugin_manager(
             raise PluginError(f"built-in rule {module_path} failed to import: {exc}") from exc
         pm.register(module, name=name)
     if entry_points:
-        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+        _load_entry_points(pm, skip_broken)
     for plugin in extra:
         name = getattr(plugin, "name", None) or getattr(plugin, "__name__", None)
         if not (isinstance(name, str) and pm.is_blocked(name)):
-            pm.register(plugin, name=name if isinstance(name, str) else None)
+            _register(pm, plugin, name if isinstance(name, str) else repr(plugin), skip_broken)
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
-        raise PluginError(str(exc)) from exc
+        raise PluginError(f"plugin {exc.plugin!r}: {exc}") from exc
     known = {m.rsplit(".", 1)[1] for m in modules} | {
         name for name, plugin in pm.list_name_plugin() if plugin is not None
     }
@@ -86,6 +96,38 @@ def build_plugin_manager(
             f"rules: {', '.join(sorted(known))}"
         )
     return pm
+
+
+def _load_entry_points(pm: pluggy.PluginManager, skip_broken: bool) -> None:
+    """Like pluggy's `load_setuptools_entrypoints`, one plugin at a time, so that a broken
+    package is named in the error (or skipped) instead of aborting the whole load."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if pm.is_blocked(ep.name) or pm.has_plugin(ep.name):
+            continue
+        source = f"{ep.name} = {ep.value}" + (f" (from {ep.dist.name})" if ep.dist else "")
+        try:
+            plugin = ep.load()
+        except Exception as exc:
+            _broken(f"rule plugin {source} failed to import: {exc!r}", skip_broken, exc)
+            continue
+        _register(pm, plugin, ep.name, skip_broken, source)
+
+
+def _register(
+    pm: pluggy.PluginManager, plugin: object, name: str, skip_broken: bool, source: str = ""
+) -> None:
+    try:
+        pm.register(plugin, name=name)
+    except (pluggy.PluginValidationError, ValueError) as exc:
+        _broken(f"rule plugin {source or name} is invalid: {exc}", skip_broken, exc)
+
+
+def _broken(message: str, skip_broken: bool, exc: Exception) -> None:
+    if not skip_broken:
+        raise PluginError(message) from exc
+    log.error("%s; skipped ([guard] on_rule_error = \"warn\")", message)
 
 
 def _entry_point_named(name: str) -> bool:

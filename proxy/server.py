@@ -63,6 +63,8 @@ class ProxyServer:
         self.bolt: Any = None
         self.audit: AuditLog | None = None
         self.refresher: SchemaRefresher | None = None
+        self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
+        self.gremlin_backend: Any = None
 
     @property
     def bolt_port(self) -> int:
@@ -87,7 +89,9 @@ class ProxyServer:
             )
             self.backend = await self._start_backend()
             self.schema = await self._load_schema()
-            self.guard = build_guard(self.config, self.schema, extra_plugins=self.extra_plugins)
+            self.guard = build_guard(
+                self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
+            )
             self.guard.warm_up()  # the first client query must not pay for building parsers
             self._start_schema_refresh()
             await self._start_frontends()
@@ -105,7 +109,13 @@ class ProxyServer:
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
+            if self.gremlin is not None:
+                gremlin, self.gremlin = self.gremlin, None
+                await gremlin.close()
         finally:
+            if self.gremlin_backend is not None:
+                gremlin_backend, self.gremlin_backend = self.gremlin_backend, None
+                await gremlin_backend.close()
             try:
                 if self.backend is not None:
                     backend, self.backend = self.backend, None
@@ -174,6 +184,7 @@ class ProxyServer:
         self.refresher.start()
 
     async def _start_frontends(self) -> None:
+        await self._start_gremlin()
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -193,6 +204,36 @@ class ProxyServer:
             repairer=build_repairer(self.guard, self.config),
         )
         await self.bolt.start()
+
+    async def _start_gremlin(self) -> None:
+        """The Gremlin Server front on `[server] gremlin`, executing on the embedded graphersal
+        (a remote `[backend] gremlin` is not supported yet: refused at start)."""
+        address = str(self.config.server["gremlin"])
+        if not address:
+            return
+        if str(self.config.backend["gremlin"]):
+            raise ConfigError(
+                "backend.gremlin", "remote Gremlin servers are not supported yet; leave it empty"
+            )
+        from proxy.backends.graphersal import GraphersalBackend
+        from proxy.frontends.gremlin_ws import GremlinFrontend
+
+        host, port = split_address(address, "server.gremlin")
+        data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "graphersal"
+        data = [str(p) for p in self.config.backend["gremlin_data"]]
+        self.gremlin_backend = await asyncio.to_thread(
+            GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
+        )
+        guard = self.guard
+        assert guard is not None
+        self.gremlin = GremlinFrontend(
+            host,
+            port,
+            lambda text: guard.check(text, "gremlin"),
+            self.gremlin_backend.submit,
+            on_query=self.audit,
+        )
+        await self.gremlin.start()
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
@@ -334,6 +375,12 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        if server.gremlin is not None:
+            print(
+                f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
+                f"/gremlin -> {server.gremlin_backend.description}",
+                flush=True,
+            )
         await stopping
         return 0
     finally:

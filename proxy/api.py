@@ -1,0 +1,34 @@
+"""The public API for rule authors (versioned: `API_VERSION`; a breaking change bumps it).
+
+Everything a rule plugin needs, from one import::
+
+    from proxy.api import Edit, Finding, Option, Severity, hookimpl
+
+    OPTIONS = {"replacement": Option(str, "", "what RETURN * becomes ('' = report only)")}
+
+    @hookimpl
+    def guard_cypher(query, ctx):
+        ...
+
+Hooks (`proxy.hookspecs`): `guard_text(text, language, ctx)`, `guard_cypher(query, ctx)`,
+`guard_gremlin(traversal, ctx)`, `guard_repair(request, ctx)`. A rule is registered through
+the entry-point group `query_guard`; `query-guard rules` lists what is installed.
+Context accessors: `ctx.schema` (the catalog or None), `ctx.settings` (`GuardSettings`),
+`ctx.options(rule)` (the rule's typed options), `ctx.option(rule, key, default)`.
+"""
+
+from __future__ import annotations
+
+from proxy.context import GuardContext
+from proxy.cypher.query import CypherQuery
+from proxy.hookspecs import hookimpl
+from proxy.model import Edit, Finding, Severity, Verdict
+from proxy.options import Option
+from proxy.schema import SchemaCatalog
+
+API_VERSION = 1
+
+__all__ = [
+    "API_VERSION", "CypherQuery", "Edit", "Finding", "GuardContext", "Option", "SchemaCatalog",
+    "Severity", "Verdict", "hookimpl",
+]  # fmt: skip

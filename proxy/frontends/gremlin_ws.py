@@ -1,0 +1,256 @@
+"""The Gremlin front: a Gremlin Server endpoint (`ws://host:port/gremlin`) for TinkerPop drivers.
+
+Speaks the driver protocol (aiohttp WebSocket; binary frames with a mime prefix, GraphBinary
+v1 or GraphSON v3, see `proxy.gremlin.wire`) and Gremlin Server's HTTP form
+(`POST /gremlin {"gremlin": …, "bindings": …}`). Ops:
+
+* `eval` — the script is parsed and guarded as Gremlin and executed as a traversal (printed
+  from the judged AST), never as Groovy; `bindings` are the traversal's variables.
+* `bytecode` — read into the same AST (lambdas refused), printed canonically, guarded the same
+  way; results are sent as traversers.
+
+Results leave in batches (`batchSize`, default 64): 206 for each partial batch, 200 for the
+last, 204 for none. A guard block is 597 with the findings in the message; a malformed
+request 498/499; an engine failure 597 (the evaluation failed) or 500. Nothing a client sends
+takes the listener down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from aiohttp import WSMsgType, web
+from gremlin_python.process.traversal import Traverser
+
+from proxy.backends.base import BackendError
+from proxy.gremlin import wire
+from proxy.gremlin.bytecode import from_bytecode
+from proxy.gremlin.errors import BytecodeError, GremlinScriptError, GremlinSyntaxError
+from proxy.gremlin.language import GremlinQuery
+from proxy.gremlin.printer import to_text
+from proxy.model import Finding, Severity, Verdict
+
+log = logging.getLogger("proxy.gremlin")
+
+Check = Callable[[str], Verdict]
+Submit = Callable[[Any, Mapping[str, Any]], Awaitable[list[Any]]]
+OnQuery = Callable[[Mapping[str, Any]], None]
+
+DEFAULT_BATCH = 64
+MAX_FRAME = 16 * 1024 * 1024
+
+
+class Rejected(Exception):
+    """A request answered with an error status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class GremlinFrontend:
+    """`await start()`; `.port` afterwards; `await close()`."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        check: Check,
+        submit: Submit,
+        *,
+        on_query: OnQuery | None = None,
+        max_frame: int = MAX_FRAME,
+    ) -> None:
+        self.host, self.port = host, port
+        self._check, self._submit, self._on_query = check, submit, on_query
+        self._max_frame = max_frame
+        self._runner: web.AppRunner | None = None
+        app = web.Application(client_max_size=max_frame)
+        app.router.add_get("/gremlin", self._websocket)
+        app.router.add_post("/gremlin", self._http)
+        self.app = app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        server = site._server  # aiohttp exposes the bound port only here
+        if server is not None and server.sockets:  # type: ignore[attr-defined]
+            self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        log.info("gremlin frontend listening on %s:%d", self.host, self.port)
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    # ------------------------------------------------------------------ WebSocket
+
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse(max_msg_size=self._max_frame, autoping=True)
+        await ws.prepare(request)
+        peer = request.remote or "?"
+        async for msg in ws:
+            if msg.type is WSMsgType.BINARY:
+                frame: bytes = msg.data
+            elif msg.type is WSMsgType.TEXT:  # GraphSON sent as a text frame
+                frame = bytes([len(wire.GRAPHSON3)]) + wire.GRAPHSON3.encode() + msg.data.encode()
+            else:
+                break
+            for reply in await self._handle_frame(frame, peer):
+                await ws.send_bytes(reply)
+        return ws
+
+    async def _handle_frame(self, frame: bytes, peer: str) -> list[bytes]:
+        try:
+            req = wire.decode_request(frame)
+        except wire.WireError as exc:
+            mime = _mime_of(frame)
+            status = wire.MALFORMED_REQUEST
+            return [wire.encode_response(mime, exc.request_id, status, None, str(exc))]
+        try:
+            results = await self._serve(req, peer)
+        except Rejected as exc:
+            return [wire.encode_response(req.mime, req.request_id, exc.status, None, exc.message)]
+        batch = _batch_size(req.args)
+        if not results:
+            return [wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [])]
+        replies = []
+        for start in range(0, len(results), batch):
+            chunk = results[start : start + batch]
+            last = start + batch >= len(results)
+            status = wire.SUCCESS if last else wire.PARTIAL_CONTENT
+            replies.append(wire.encode_response(req.mime, req.request_id, status, chunk))
+        return replies
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _http(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        try:
+            payload = json.loads(body)
+            if not isinstance(payload, dict) or not isinstance(payload.get("gremlin"), str):
+                raise ValueError('the body must be {"gremlin": "<script>", "bindings": {…}}')
+        except ValueError as exc:
+            return _http_error(wire.MALFORMED_REQUEST, str(exc))
+        args = {"gremlin": payload["gremlin"], "bindings": payload.get("bindings") or {}}
+        req = wire.Request(uuid.uuid4(), "eval", "", args, wire.GRAPHSON3)
+        try:
+            results = await self._serve(req, request.remote or "?")
+        except Rejected as exc:
+            return _http_error(exc.status, exc.message)
+        text = wire.encode_response(wire.GRAPHSON3, req.request_id, wire.SUCCESS, results)
+        return web.Response(body=text, content_type="application/json")
+
+    # ------------------------------------------------------------------ one request
+
+    async def _serve(self, req: wire.Request, peer: str) -> list[Any]:
+        event: dict[str, Any] = {
+            "front": "gremlin", "language": "gremlin", "client": peer, "op": req.op,
+            "query": None, "backend_ms": None, "error": None,
+        }  # fmt: skip
+        try:
+            return await self._run(req, event)
+        except Rejected as exc:
+            event["error"] = event.get("error") or exc.status
+            raise
+        finally:
+            if self._on_query is not None:
+                try:
+                    self._on_query(event)
+                except Exception:  # auditing never breaks the query path
+                    log.exception("gremlin: on_query hook raised")
+
+    async def _run(self, req: wire.Request, event: dict[str, Any]) -> list[Any]:
+        if req.op == "authentication":
+            raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "authentication is not configured")
+        if req.op not in ("eval", "bytecode"):
+            raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, f"op {req.op!r} is not supported")
+        gremlin = req.args.get("gremlin")
+        bindings = req.args.get("bindings") or {}
+        if not isinstance(bindings, Mapping):
+            raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "bindings must be a map")
+        if req.op == "eval":
+            if not isinstance(gremlin, str):
+                raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "eval needs a gremlin script")
+            text = gremlin
+        else:
+            try:
+                text = to_text(from_bytecode(gremlin))  # type: ignore[arg-type]
+            except GremlinScriptError as exc:
+                event.update(query=repr(gremlin), action="block", codes=["SEC.SCRIPT"])
+                raise Rejected(wire.SCRIPT_EVALUATION_ERROR, f"SEC.SCRIPT error: {exc}") from exc
+            except (BytecodeError, Exception) as exc:
+                message = f"unreadable bytecode: {exc}"
+                raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, message) from exc
+        event["query"] = text
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        verdict = await loop.run_in_executor(None, self._check, text)
+        event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=_ms(started))
+        if verdict.blocked:
+            event["final_query"] = None
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, block_message(verdict))
+        final = verdict.to_run
+        event["final_query"] = final
+        try:
+            traversal = GremlinQuery.parse(final).traversal
+        except (GremlinSyntaxError, GremlinScriptError) as exc:  # the guard's own output
+            message = f"internal: the judged traversal does not parse: {exc}"
+            raise Rejected(wire.SERVER_ERROR, message) from exc
+        started = time.perf_counter()
+        try:
+            results = await self._submit(traversal, bindings)
+        except BackendError as exc:
+            event.update(backend_ms=_ms(started), error=exc.code)
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, exc.message) from exc
+        event["backend_ms"] = _ms(started)
+        if req.op == "bytecode":
+            return [Traverser(r, 1) for r in results]
+        return results
+
+
+def block_message(verdict: Verdict) -> str:
+    """The findings that caused the block, one per line (the LLM fixes its query from this)."""
+    errors = [f for f in verdict.findings if f.severity is Severity.ERROR] or list(
+        verdict.findings
+    )
+    return "query blocked by query-guard:\n" + "\n".join(_line(f) for f in errors)
+
+
+def _line(f: Finding) -> str:
+    hint = f" (hint: {f.hint})" if f.hint else ""
+    return f"{f.code} {f.severity}: {f.message}{hint}"
+
+
+def _batch_size(args: Mapping[str, Any]) -> int:
+    size = args.get("batchSize")
+    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else (
+        DEFAULT_BATCH
+    )
+
+
+def _mime_of(frame: bytes) -> str:
+    try:
+        mime, _ = wire.split_frame(frame)
+    except wire.WireError:
+        return wire.GRAPHBINARY
+    return mime if mime.split(";")[0] in wire.MIME_TYPES else wire.GRAPHBINARY
+
+
+def _http_error(status: int, message: str) -> web.Response:
+    body = {"message": message, "code": status}
+    http = 400 if status in (wire.MALFORMED_REQUEST, wire.INVALID_REQUEST_ARGUMENTS) else 500
+    return web.json_response(body, status=http)
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)

@@ -1,0 +1,112 @@
+"""GraphBinary readers for the values only *requests* carry: predicates, lambdas, strategies,
+classes.
+
+gremlinpython is a client: its `GraphBinaryReader` reads what a server answers and leaves the
+request-only types unreadable (their `objectify` raises). The Gremlin front reads requests, so
+it registers these readers on top of gremlinpython's own (`request_reader()`); each is the
+inverse of the matching gremlinpython serializer (`PSerializer`, `TextPSerializer`,
+`LambdaSerializer`, `TraversalStrategySerializer`, `ClassSerializer`), building the same
+gremlinpython objects the client started from.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from gremlin_python.process.traversal import P, TextP, TraversalStrategy
+from gremlin_python.structure.io.graphbinaryV1 import DataType, GraphBinaryReader
+
+_PAIRED = frozenset({"between", "inside", "outside", "and", "or"})
+_LISTED = frozenset({"within", "without"})
+
+
+class Lambda:
+    """A lambda read from a request; the bytecode reader refuses it (`SEC.SCRIPT`)."""
+
+    def __init__(self, language: str, script: str, arguments: int) -> None:
+        self.language = language
+        self.script = script
+        self.arguments = arguments
+
+    def __repr__(self) -> str:
+        return f"Lambda({self.language!r}, {self.script!r})"
+
+
+class GremlinClass:
+    """A `Class` argument (a strategy's name in `withoutStrategies`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _string(buf: io.BytesIO, reader: GraphBinaryReader) -> str:
+    return str(reader.to_object(buf, DataType.string, False))
+
+
+def _nullable(buf: io.BytesIO, nullable: bool) -> bool:
+    """True when the value is null (consumes the flag byte of a nullable value)."""
+    return nullable and buf.read(1)[0] == 0x01
+
+
+def _predicate(kind: type[P] | type[TextP]) -> type:
+    class Reader:
+        @classmethod
+        def objectify(
+            cls, buf: io.BytesIO, reader: GraphBinaryReader, nullable: bool = True
+        ) -> Any:
+            if _nullable(buf, nullable):
+                return None
+            operator = _string(buf, reader)
+            count = reader.to_object(buf, DataType.int, False)
+            args = [reader.read_object(buf) for _ in range(count)]
+            if operator in _LISTED:
+                return kind(operator, args)
+            if operator in _PAIRED and len(args) == 2:
+                return kind(operator, args[0], args[1])
+            return kind(operator, args[0] if args else None)
+
+    return Reader
+
+
+class _LambdaReader:
+    @classmethod
+    def objectify(cls, buf: io.BytesIO, reader: GraphBinaryReader, nullable: bool = True) -> Any:
+        if _nullable(buf, nullable):
+            return None
+        language = _string(buf, reader)
+        script = _string(buf, reader)
+        arguments = reader.to_object(buf, DataType.int, False)
+        return Lambda(language, script, arguments)
+
+
+class _ClassReader:
+    @classmethod
+    def objectify(cls, buf: io.BytesIO, reader: GraphBinaryReader, nullable: bool = True) -> Any:
+        if _nullable(buf, nullable):
+            return None
+        return GremlinClass(_string(buf, reader))
+
+
+class _StrategyReader:
+    @classmethod
+    def objectify(cls, buf: io.BytesIO, reader: GraphBinaryReader, nullable: bool = True) -> Any:
+        if _nullable(buf, nullable):
+            return None
+        fqcn = _ClassReader.objectify(buf, reader, False).name
+        configuration = reader.to_object(buf, DataType.map, False)
+        name = fqcn.rsplit(".", 1)[-1]
+        return TraversalStrategy(name, configuration, fqcn)
+
+
+def request_reader() -> GraphBinaryReader:
+    """gremlinpython's reader plus the request-only types."""
+    return GraphBinaryReader(
+        {
+            DataType.p: _predicate(P),
+            DataType.textp: _predicate(TextP),
+            DataType.lambda_: _LambdaReader,
+            DataType.clazz: _ClassReader,
+            DataType.traversalstrategy: _StrategyReader,
+        }
+    )

@@ -1,0 +1,146 @@
+"""Print a guarded Gremlin AST in graphersal's script dialect (the embedded Gremlin engine).
+
+Beside the canonical printer (`proxy.gremlin.printer`), which prints TinkerPop's Gremlin: the
+text that leaves the proxy for graphersal is printed from the judged AST, never the client's
+text. Differences from TinkerPop Gremlin that the printer bridges:
+
+* strings are double-quoted (single quotes are not strings there); `\\uXXXX` escapes only for
+  control characters, so no quote or line terminator is ever spelt as an escape;
+* `null` is `()`; maps are `#{"k": v}`; sets are printed as lists (`{a, b}` is not a literal);
+* numbers carry no type suffix (`1L`, `1.5f`, `1.5M` are plain numbers);
+* the terminal step is not printed: `Rendered.terminal` tells the backend how to finish
+  (`to_list()` is appended; `next()`, `toSet()`, `hasNext()`, `iterate()` are applied to
+  the list in Python, as Gremlin Server would return them).
+
+What graphersal cannot express (strategies, `UUID(...)`, NaN/Infinity, enum map keys) raises
+`Unsupported` with a message naming it: the front answers that the embedded engine does not
+support it, rather than sending something that means another thing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from proxy.gremlin import ast
+from proxy.gremlin.lexicon import WITH_OPTION_KEYS
+
+TERMINALS = frozenset({"toList", "toSet", "next", "tryNext", "hasNext", "iterate", "toBulkSet"})
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+class Unsupported(ValueError):
+    """The traversal uses something graphersal's dialect cannot express."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """The script to execute (ends in `.to_list()`) and how to finish its result."""
+
+    script: str
+    terminal: str = "toList"  # one of TERMINALS
+    count: int | None = None  # next(n)
+
+
+def render(traversal: ast.Traversal) -> Rendered:
+    """The root traversal as a graphersal script."""
+    if traversal.anonymous:
+        raise Unsupported("an anonymous traversal (__.…) cannot be executed on its own")
+    terminal, count = "toList", None
+    if traversal.terminal is not None:
+        terminal = traversal.terminal.name
+        if terminal not in TERMINALS:
+            raise Unsupported(f"terminal step {terminal}() is not supported")
+        args = traversal.terminal.args
+        if terminal == "next" and args:
+            first = args[0]
+            if not (isinstance(first, ast.Literal) and isinstance(first.value, int)):
+                raise Unsupported("next(n) needs an integer literal")
+            count = int(first.value)
+    body = _traversal(traversal)
+    return Rendered(f"{body}.to_list()", terminal, count)
+
+
+def quote(value: str) -> str:
+    """A double-quoted graphersal string literal for `value`."""
+    out = []
+    for ch in value:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) in (0x7F, 0x85, 0x2028, 0x2029):
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _traversal(t: ast.Traversal) -> str:
+    parts = ["__"] if t.anonymous else ["g"]
+    parts += [_step(s, source=True) for s in t.source]
+    parts += [_step(s) for s in t.all_steps]
+    return ".".join(parts)
+
+
+def _step(s: ast.Step, source: bool = False) -> str:
+    if source and s.name in ("withStrategies", "withoutStrategies"):
+        raise Unsupported(f"{s.name}() is not supported by the embedded engine")
+    args = [_arg(a) for a in s.args]
+    first = s.args[0] if s.args else None
+    if s.name == "with" and isinstance(first, ast.String) and first.value in WITH_OPTION_KEYS:
+        raise Unsupported(f"with({first.value!r}) is not supported by the embedded engine")
+    return f"{s.name}({', '.join(args)})"
+
+
+def _arg(node: ast.Node) -> str:
+    if isinstance(node, ast.String):
+        return quote(node.value)
+    if isinstance(node, ast.Literal):
+        return _literal(node)
+    if isinstance(node, ast.Variable):
+        return node.name
+    if isinstance(node, ast.Enum):
+        return f"{node.kind}.{node.value}"
+    if isinstance(node, ast.Predicate):
+        return _predicate(node)
+    if isinstance(node, ast.Traversal):
+        return _traversal(node)
+    if isinstance(node, ast.ListLit | ast.SetLit):
+        return "[" + ", ".join(_arg(i) for i in node.items) + "]"
+    if isinstance(node, ast.MapLit):
+        return "#{" + ", ".join(f"{_key(e.key)}: {_arg(e.value)}" for e in node.entries) + "}"
+    if isinstance(node, ast.DateTimeLit):
+        if node.value is None:
+            raise Unsupported("datetime() without a value is not supported")
+        return f"datetime({quote(node.value.isoformat().replace('+00:00', 'Z'))})"
+    raise Unsupported(f"{type(node).__name__} values are not supported by the embedded engine")
+
+
+def _literal(node: ast.Literal) -> str:
+    value = node.value
+    if node.gtype == "null" or value is None:
+        return "()"
+    if node.gtype == "boolean":
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise Unsupported("NaN and Infinity are not supported by the embedded engine")
+        text = repr(value)
+        return text if ("." in text or "e" in text) else text + ".0"
+    return str(value)
+
+
+def _key(node: ast.Node) -> str:
+    if isinstance(node, ast.String):
+        return quote(node.value)
+    raise Unsupported("map keys other than strings are not supported by the embedded engine")
+
+
+def _predicate(p: ast.Predicate) -> str:
+    text = f"{p.kind}.{p.name}({', '.join(_arg(a) for a in p.args)})"
+    for link in p.chain:
+        if link.op == "negate":
+            text = f"P.not({text})"
+        else:
+            assert link.other is not None
+            text = f"{text}.{link.op}({_predicate(link.other)})"
+    return text

@@ -1,0 +1,83 @@
+"""Typed rule options (`OPTIONS`) and `query-guard rules` as a plugin author and an operator
+see them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proxy.cli import main
+from proxy.config import parse_config
+from proxy.errors import ConfigError
+from proxy.pipeline import build_guard
+
+RULE = '''
+"""No star — flags RETURN * (an example third-party rule)."""
+from proxy.api import Finding, Option, Severity, hookimpl
+
+OPTIONS = {"severity": Option(str, "warning", "how loud", choices=("warning", "error"))}
+
+
+@hookimpl
+def guard_cypher(query, ctx):
+    at = query.text.find("RETURN *")
+    if at < 0:
+        return []
+    level = Severity(ctx.options("no_star")["severity"])
+    return [Finding("RET.STAR", level, "RETURN * returns everything", (at, at + 8))]
+'''
+
+
+@pytest.fixture()
+def no_star(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    (tmp_path / "qg_no_star_opts.py").write_text(RULE)
+    dist = tmp_path / "qg_no_star_opts-0.2.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: qg-no-star-opts\nVersion: 0.2\n")
+    (dist / "entry_points.txt").write_text("[query_guard]\nno_star = qg_no_star_opts\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "no_star"
+    sys.modules.pop("qg_no_star_opts", None)
+
+
+def test_declared_options_get_defaults_and_types(no_star: str) -> None:
+    verdict = build_guard().check("MATCH (m) RETURN * LIMIT 5")
+    assert "RET.STAR" in verdict.codes and not verdict.blocked
+    strict = build_guard(parse_config({"rules": {"no_star": {"severity": "error"}}}))
+    assert strict.check("MATCH (m) RETURN * LIMIT 5").blocked
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ({"no_star": {"severity": "loud"}}, r"rules\.no_star\.severity"),
+        ({"no_star": {"colour": "red"}}, r"rules\.no_star\.colour"),
+        ({"fix_rel_types": {"min_similarity": "high"}}, r"rules\.fix_rel_types\.min_similarity"),
+        ({"gremlin_scans": {"block": 1}}, r"rules\.gremlin_scans\.block"),
+    ],
+)
+def test_bad_rule_options_name_the_key(no_star: str, table: dict, key: str) -> None:
+    with pytest.raises(ConfigError, match=key):
+        build_guard(parse_config({"rules": table}))
+
+
+def test_int_is_accepted_for_a_float_option() -> None:
+    guard = build_guard(parse_config({"rules": {"fix_rel_types": {"min_similarity": 1}}}))
+    assert guard.ctx.options("fix_rel_types")["min_similarity"] == 1.0
+
+
+def test_rules_command_lists_source_codes_and_options(
+    no_star: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", "--json"]) == 0
+    rules = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rules["no_star"]["source"].startswith("qg-no-star-opts 0.2")
+    assert rules["no_star"]["codes"] == ["RET.STAR"]
+    assert rules["no_star"]["options"]["severity"]["default"] == "warning"
+    assert rules["read_only"]["source"] == "built-in plugins.read_only"
+    assert "SEC.WRITE" in rules["read_only"]["codes"]
+    assert rules["fix_rel_types"]["options"]["min_similarity"]["type"] == "float"
