@@ -69,7 +69,10 @@ CODES: dict[str, Code] = {
     "LIM.FULL_SCAN": Code("warning", "unfiltered full-graph scan (`g.V()`, `g.E()`)"),
     "SEC.WRITE": Code("error", "a write, schema or administration command on a read-only endpoint"),
     "SEC.PROCEDURE": Code(
-        "error", "a procedure or function that is not allowed (writes, runs code, loads data)"
+        "error", "a procedure or function that writes, runs code or loads data; unlisted functions"
+    ),
+    "SEC.UNKNOWN_PROCEDURE": Code(
+        "error", "a procedure neither allowed nor served by the proxy (Bolt: ProcedureNotFound)"
     ),
     "SEC.SCRIPT": Code("error", "Gremlin that is not the traversal language (Groovy, closures)"),
     "SEC.MULTI_STATEMENT": Code("error", "more than one statement in one query"),

@@ -43,6 +43,8 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "cypher": ((str,), ""),
         "gremlin": ((str,), ""),
         "gremlin_data": ((list,), []),
+        "gremlin_user": ((str,), ""),
+        "gremlin_password_env": ((str,), ""),
         "user": ((str,), ""),
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),
@@ -54,6 +56,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "default_limit": ((int,), 1000),
         "max_limit": ((int,), 10000),
         "allowed_procedures": ((list,), list(DEFAULT_ALLOWED_PROCEDURES)),
+        "allowed_functions": ((list,), []),
         "reciprocity_threshold": ((float, int), 0.9),
         "schema": ((str,), ""),
         "discover_schema": ((bool,), True),
@@ -93,6 +96,8 @@ class GuardSettings:
     default_limit: int = 1000  # 0 = never inject a LIMIT
     max_limit: int = 10000  # 0 = never cap
     allowed_procedures: tuple[str, ...] = DEFAULT_ALLOWED_PROCEDURES
+    # functions allowed in read-only mode beyond proxy/cypher/functions.py (shell patterns)
+    allowed_functions: tuple[str, ...] = ()
     reciprocity_threshold: float = 0.9
     disable: tuple[str, ...] = ()
     cache_size: int = 4096
@@ -209,7 +214,7 @@ def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
         raise ConfigError("guard.default_limit", "must not exceed guard.max_limit")
     if not 0.0 <= float(g["reciprocity_threshold"]) <= 1.0:
         raise ConfigError("guard.reciprocity_threshold", "must be between 0 and 1")
-    for key in ("allowed_procedures", "disable"):
+    for key in ("allowed_procedures", "allowed_functions", "disable"):
         if not all(isinstance(x, str) for x in g[key]):
             raise ConfigError(f"guard.{key}", "must be a list of strings")
     if g["on_rule_error"] not in ON_RULE_ERROR:
@@ -220,6 +225,7 @@ def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
         default_limit=g["default_limit"],
         max_limit=g["max_limit"],
         allowed_procedures=tuple(g["allowed_procedures"]),
+        allowed_functions=tuple(g["allowed_functions"]),
         reciprocity_threshold=float(g["reciprocity_threshold"]),
         disable=tuple(g["disable"]),
         cache_size=g["cache_size"],

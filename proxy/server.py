@@ -206,26 +206,27 @@ class ProxyServer:
         await self.bolt.start()
 
     async def _start_gremlin(self) -> None:
-        """The Gremlin Server front on `[server] gremlin`, executing on the embedded graphersal
-        (a remote `[backend] gremlin` is not supported yet: refused at start)."""
+        """The Gremlin Server front on `[server] gremlin`, executing on `[backend] gremlin`
+        (a remote Gremlin Server, bytecode only) or the embedded graphersal."""
         address = str(self.config.server["gremlin"])
         if not address:
             return
-        if str(self.config.backend["gremlin"]):
-            raise ConfigError(
-                "backend.gremlin", "remote Gremlin servers are not supported yet; leave it empty"
-            )
-        from proxy.backends.graphersal import GraphersalBackend
         from proxy.frontends.gremlin_ws import GremlinFrontend
 
         host, port = split_address(address, "server.gremlin")
-        data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "graphersal"
-        data = [str(p) for p in self.config.backend["gremlin_data"]]
-        self.gremlin_backend = await asyncio.to_thread(
-            GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
+        self.gremlin_backend = await self._gremlin_backend()
+        # The Gremlin graph is not the Cypher backend's: its rules get its own catalog.
+        try:
+            schema: SchemaCatalog | None = SchemaCatalog.from_dict(
+                await self.gremlin_backend.schema(),
+                reciprocity_threshold=self.config.guard.reciprocity_threshold,
+            )
+        except Exception as exc:  # the security and limit rules still guard
+            log.warning("Gremlin schema discovery failed, Gremlin schema rules are off: %s", exc)
+            schema = None
+        guard = build_guard(
+            self.config, schema, extra_plugins=self.extra_plugins, skip_broken=True
         )
-        guard = self.guard
-        assert guard is not None
         self.gremlin = GremlinFrontend(
             host,
             port,
@@ -234,6 +235,29 @@ class ProxyServer:
             on_query=self.audit,
         )
         await self.gremlin.start()
+
+    async def _gremlin_backend(self) -> Any:
+        url = str(self.config.backend["gremlin"])
+        if url:
+            from proxy.backends.gremlin_remote import RemoteGremlinBackend
+
+            env = str(self.config.backend["gremlin_password_env"])
+            if env and env not in os.environ:
+                raise ConfigError(
+                    "backend.gremlin_password_env", f"environment variable {env} is not set"
+                )
+            return RemoteGremlinBackend(
+                url,
+                username=str(self.config.backend["gremlin_user"]),
+                password=os.environ.get(env, "") if env else "",
+            )
+        from proxy.backends.graphersal import GraphersalBackend
+
+        data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "graphersal"
+        data = [str(p) for p in self.config.backend["gremlin_data"]]
+        return await asyncio.to_thread(
+            GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
+        )
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay

@@ -177,7 +177,7 @@ def test_a_bolt_4_4_client_gets_decoded_records(arcadedb_server: ArcadeDBServer)
 def test_server_errors_keep_their_code_and_the_connection_recovers(
     relay: RelayServer, arcadedb_server: ArcadeDBServer
 ) -> None:
-    query = "RETURN no_such_function(1) AS x"
+    query = "RETURN toUpper(1, 2, 3) AS x"  # passes the guard, fails in the database
     with (
         neo4j.GraphDatabase.driver(arcadedb_server.url, auth=arcadedb_server.auth) as drv,
         drv.session(database=arcadedb_server.database) as s,

@@ -139,7 +139,7 @@ def test_guard_refuses_and_rewrites_in_front_of_arcadedb(driver: neo4j.Driver) -
     with driver.session() as session:
         for query, code in [
             ("CREATE (:Movie {title: 'Leak'})", "SEC.WRITE"),
-            ("CALL dbms.components()", "SEC.PROCEDURE"),
+            ("CALL dbms.security.createUser('eve', 'pw', false)", "SEC.PROCEDURE"),
             ("MATCH (m:Movie) RETURN m; MATCH (m) DETACH DELETE m", "SEC.MULTI_STATEMENT"),
         ]:
             with pytest.raises(nex.Neo4jError) as info:

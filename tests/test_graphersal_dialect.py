@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.backends.graphersal import finish
 from proxy.gremlin.graphersal_dialect import Unsupported, quote, render
 from proxy.gremlin.parser import parse_traversal
+from proxy.gremlin.terminal import finish
 
 GRAPH = gs.Graph.tinkerpop_modern()
 READ = gs.AccessPolicy.read_only()
@@ -19,7 +19,7 @@ READ = gs.AccessPolicy.read_only()
 
 def run(text: str) -> list[object]:
     rendered = render(parse_traversal(text))
-    return finish(list(GRAPH.execute(rendered.script, policy=READ)), rendered)
+    return finish(list(GRAPH.execute(rendered.script, policy=READ)), rendered.terminal)
 
 
 @given(st.text(max_size=40))

@@ -1,6 +1,7 @@
 """The Gremlin front as a TinkerPop client sees it: the real gremlinpython `Client` (scripts +
 bindings) and `DriverRemoteConnection` (bytecode), GraphBinary and GraphSON, against
-`query-guard serve` with `[server] gremlin` on the embedded graphersal (TinkerPop modern)."""
+`query-guard serve` with `[server] gremlin` on the embedded graphersal (TinkerPop's modern
+graph from tests/data)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from gremlin_python.structure.graph import Edge, Vertex
 
 from proxy.config import parse_config
 from proxy.server import ProxyThread
+from tests.corpora import DATA
 
 SERIALIZERS = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}
 
@@ -33,6 +35,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyThread]:
     config = parse_config(
         {
             "server": {"bolt": "", "gremlin": "127.0.0.1:0", "data_dir": str(data)},
+            "backend": {"gremlin_data": [str(DATA / "tinkerpop-modern.json")]},
             "audit": {"path": str(data / "audit.jsonl")},
         }
     )
@@ -198,3 +201,27 @@ def test_every_request_is_audited(proxy: ProxyThread, url: str) -> None:
     line = next(x for x in reversed(lines) if "vadas" in (x.get("original") or ""))
     assert line["front"] == "gremlin" and line["verdict"] in ("allow", "rewrite")
     assert line["final_query"].endswith(".limit(1000)")
+
+
+def test_proxy_to_proxy_remote_backend(tmp_path: Path, proxy: ProxyThread, url: str) -> None:
+    """A second query-guard whose Gremlin backend is the first one (as a remote Gremlin
+    Server): traversals travel as bytecode and are guarded at both hops."""
+    config = parse_config(
+        {
+            "server": {"bolt": "", "gremlin": "127.0.0.1:0", "data_dir": str(tmp_path)},
+            "backend": {"gremlin": url},
+        }
+    )
+    with ProxyThread(config) as front:
+        conn = DriverRemoteConnection(f"ws://127.0.0.1:{front.server.gremlin.port}/gremlin", "g")
+        try:
+            g = traversal().with_remote(conn)
+            names = g.V().has("person", "name", "marko").out("knows").values("name").to_list()
+            assert sorted(names) == ["josh", "vadas"]
+            assert g.V().has_label("person").count().next() == 4
+            assert g.V().has("name", "marko").has_next() is True
+            with pytest.raises(GremlinServerError, match=r"SEC\.WRITE"):
+                g.V().has("name", "marko").side_effect(__.drop()).iterate()
+        finally:
+            conn.close()
+    assert _vertex_count(proxy) == 6

@@ -6,14 +6,16 @@ access policy when `[guard] read_only` (a second line of defence behind `gremlin
 and an evaluation timeout. Results are converted to gremlinpython's types (Vertex, Edge) so the
 Gremlin front's serializers carry them as Gremlin Server would.
 
-Data: the GraphSON files named by `[backend] gremlin_data`, else TinkerPop's "modern" graph;
-kept as a snapshot under `<data_dir>/graphersal/graph.gsnap` after the first start.
+Data: the GraphSON files named by `[backend] gremlin_data`, else the IT-support demo graph
+(`proxy.data.it_support`, SEGRA's case graph); kept as a snapshot under
+`<data_dir>/graphersal/graph.gsnap` after the first start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +28,7 @@ from gremlin_python.structure.graph import Edge, Vertex
 from proxy.backends.base import BackendError
 from proxy.gremlin import ast
 from proxy.gremlin.graphersal_dialect import Rendered, Unsupported, render
+from proxy.gremlin.terminal import finish
 
 log = logging.getLogger(__name__)
 
@@ -61,22 +64,26 @@ class GraphersalBackend:
     def open(
         cls, data_dir: Path | None, data: Sequence[str] = (), **options: Any
     ) -> GraphersalBackend:
-        """Load the snapshot under `data_dir`, else the GraphSON files, else TinkerPop modern
-        (and write the snapshot for the next start)."""
+        """Load the snapshot under `data_dir`, else the GraphSON files, else the IT-support
+        demo graph (and write the snapshot for the next start)."""
         snapshot = data_dir / SNAPSHOT if data_dir is not None else None
         if snapshot is not None and snapshot.exists():
             graph = gs.Graph.load(str(snapshot))
             return cls(graph, description=f"graphersal {snapshot}", **options)
         if data:
-            graph = gs.Graph()
-            for path in data:
-                with warnings.catch_warnings(record=True) as caught:
-                    graph.import_graphson(str(path))
-                for w in caught:
-                    log.warning("%s: %s", path, w.message)
             what = ", ".join(str(p) for p in data)
         else:
-            graph, what = gs.Graph.tinkerpop_modern(), "TinkerPop modern graph"
+            from proxy.data import it_support
+
+            folder = data_dir if data_dir is not None else Path(tempfile.mkdtemp())
+            data = [str(it_support.write(folder / "it-support.json"))]
+            what = "IT-support demo graph"
+        graph = gs.Graph()
+        for path in data:
+            with warnings.catch_warnings(record=True) as caught:
+                graph.import_graphson(str(path))
+            for w in caught:
+                log.warning("%s: %s", path, w.message)
         if snapshot is not None:
             snapshot.parent.mkdir(parents=True, exist_ok=True)
             graph.save(str(snapshot))
@@ -102,30 +109,31 @@ class GraphersalBackend:
             ) from exc
         except gs.GraphersalError as exc:
             raise GremlinBackendError(_first_line(exc), code="Gremlin.Evaluation") from exc
-        return finish([to_gremlin(v) for v in values or ()], rendered)
+        return finish([to_gremlin(v) for v in values or ()], rendered.terminal)
+
+    async def schema(self) -> dict[str, Any]:
+        """The graph's labels, property keys and edge endpoints in the catalog's JSON shape
+        (DESIGN §3), from graphersal's schema inference: the Gremlin rules' schema."""
+        loop = asyncio.get_running_loop()
+        inferred = await loop.run_in_executor(self._pool, self.graph.infer_schema)
+        nodes = {
+            label: sorted((spec.get("schema") or {}).get("properties") or {})
+            for label, spec in (inferred.get("vertices") or {}).items()
+        }
+        rels = [
+            {
+                "start": c["from"],
+                "type": label,
+                "end": c["to"],
+                "properties": sorted((spec.get("schema") or {}).get("properties") or {}),
+            }
+            for label, spec in (inferred.get("edges") or {}).items()
+            for c in spec.get("connections") or ()
+        ]
+        return {"nodes": nodes, "relationships": rels}
 
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def finish(values: list[Any], rendered: Rendered) -> list[Any]:
-    """Apply the traversal's terminal step to its full result, as Gremlin Server returns it."""
-    terminal = rendered.terminal
-    if terminal == "next":
-        return values[: rendered.count or 1]
-    if terminal == "tryNext":
-        return values[:1]
-    if terminal == "hasNext":
-        return [bool(values)]
-    if terminal == "iterate":
-        return []
-    if terminal in ("toSet", "toBulkSet"):
-        unique: list[Any] = []
-        for v in values:
-            if v not in unique:
-                unique.append(v)
-        return unique
-    return values
 
 
 def to_gremlin(value: Any) -> Any:

@@ -16,6 +16,7 @@ Version = tuple[int, int]
 SYNTAX_ERROR = "Neo.ClientError.Statement.SyntaxError"
 FORBIDDEN = "Neo.ClientError.Security.Forbidden"
 SEMANTIC_ERROR = "Neo.ClientError.Statement.SemanticError"
+PROCEDURE_NOT_FOUND = "Neo.ClientError.Procedure.ProcedureNotFound"
 REQUEST_INVALID = "Neo.ClientError.Request.Invalid"
 UNKNOWN_ERROR = "Neo.DatabaseError.General.UnknownError"
 
@@ -27,6 +28,10 @@ _GQL_FOR_CODE = {
     SYNTAX_ERROR: ("42001", "error: syntax error or access rule violation - invalid syntax"),
     FORBIDDEN: ("42NFF", "error: syntax error or access rule violation - permission/access denied"),
     SEMANTIC_ERROR: ("42000", "error: syntax error or access rule violation"),
+    PROCEDURE_NOT_FOUND: (
+        "42N08",
+        "error: syntax error or access rule violation - no such procedure or function",
+    ),
     REQUEST_INVALID: ("08N06", "error: connection exception - protocol error"),
 }
 _GQL_UNAVAILABLE = ("08000", "error: connection exception")
@@ -50,26 +55,37 @@ def finding_line(f: Finding) -> str:
     return f"{line} (hint: {f.hint})" if f.hint else line
 
 
-def block_code(verdict: Verdict) -> str:
-    """The Neo4j status code for a blocked query, from its blocking findings."""
-    blocking = [f for f in verdict.findings if f.severity is Severity.ERROR] or list(
+def blocking_findings(verdict: Verdict) -> list[Finding]:
+    """The findings that caused a block: its errors (all findings if a block has none)."""
+    return [f for f in verdict.findings if f.severity is Severity.ERROR] or list(
         verdict.findings
     )
-    codes = [f.code for f in blocking]
+
+
+def block_code(verdict: Verdict) -> str:
+    """The Neo4j status code for a blocked query, from its blocking findings.
+
+    A procedure that is merely unknown (`SEC.UNKNOWN_PROCEDURE`, and nothing else forbidden)
+    is ProcedureNotFound, as Neo4j answers for a procedure it lacks: libraries read that code
+    to tell the user that APOC is not installed.
+    """
+    codes = [f.code for f in blocking_findings(verdict)]
     if any(c.startswith("SYN") for c in codes):
         return SYNTAX_ERROR
-    if any(c.startswith("SEC") for c in codes):
+    security = [c for c in codes if c.startswith("SEC")]
+    if security and all(c == "SEC.UNKNOWN_PROCEDURE" for c in security):
+        return PROCEDURE_NOT_FOUND
+    if security:
         return FORBIDDEN
     return SEMANTIC_ERROR
 
 
 def block_failure(verdict: Verdict, version: Version) -> dict[str, Any]:
-    message = "\n".join(finding_line(f) for f in verdict.findings) or "query blocked by the guard"
+    """FAILURE metadata for a blocked query: only the findings that caused the block."""
+    blocking = blocking_findings(verdict)
+    message = "\n".join(finding_line(f) for f in blocking) or "query blocked by the guard"
     text = verdict.original or verdict.query
-    position = None
-    if verdict.findings:
-        first = next((f for f in verdict.findings if f.severity is Severity.ERROR), None)
-        position = _position(text, (first or verdict.findings[0]).span[0])
+    position = _position(text, blocking[0].span[0]) if blocking else None
     return failure_metadata(block_code(verdict), message, version, position)
 
 

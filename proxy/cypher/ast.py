@@ -386,6 +386,30 @@ class SchemaCommand(Clause):
 
 
 @dataclass(eq=False, slots=True)
+class ShowCommand(SchemaCommand):
+    """`SHOW …` or `TERMINATE TRANSACTIONS …` (Neo4j 5), every clause parsed.
+
+    `kind` is the command's keywords ("SHOW ALL INDEXES", "SHOW USER PRIVILEGES",
+    "TERMINATE TRANSACTIONS"); `target` what it lists, normalised to one word group
+    ("INDEXES", "CONSTRAINTS", "FUNCTIONS", "PROCEDURES", "TRANSACTIONS", "SETTINGS",
+    "TERMINATE TRANSACTIONS", or the admin words: "USERS", "ROLES", "PRIVILEGES", …).
+    Composed commands (`SHOW TRANSACTIONS YIELD … TERMINATE TRANSACTIONS …`) are consecutive
+    ShowCommand clauses of one statement.
+    """
+
+    target: str = ""
+    names: list[Expr] = field(default_factory=list)  # transaction ids, setting names
+    executable_by: str | None = None  # `EXECUTABLE BY <user>` ("CURRENT USER" when so written)
+    yield_items: list[ProjectionItem] = field(default_factory=list)
+    yield_star: bool = False
+    order_by: list[SortItem] = field(default_factory=list)
+    skip: Expr | None = None
+    limit: Expr | None = None
+    where: Expr | None = None
+    returns: Return | None = None
+
+
+@dataclass(eq=False, slots=True)
 class OtherClause(Clause):
     """USE, FINISH, and other clauses the rules need not look into."""
 

@@ -45,6 +45,7 @@ from proxy.cypher.ast import (
     Return,
     Script,
     SetClause,
+    ShowCommand,
     SingleQuery,
     SubqueryExpr,
     UnionQuery,
@@ -268,9 +269,25 @@ class _Resolver:
         elif isinstance(clause, Delete):
             for expr in clause.exprs:
                 self.expr(expr, scope)
+        elif isinstance(clause, ShowCommand):
+            self.show(clause, scope)
         elif isinstance(clause, OtherClause):
             for part in clause.parts:
                 self.expr(part, scope)
+
+    def show(self, clause: ShowCommand, scope: _Scope) -> None:
+        """A SHOW's YIELD binds its columns; WHERE, ORDER BY and RETURN read them."""
+        for name in clause.names:
+            self.expr(name, scope)
+        for item in clause.yield_items:
+            self.binder(item.alias or item.expr, scope)  # type: ignore[arg-type]
+        for expr in (*(s.expr for s in clause.order_by), clause.skip, clause.limit):
+            if expr is not None:
+                self.expr(expr, scope)
+        if clause.where is not None:
+            self.condition(clause.where, scope)
+        if clause.returns is not None:
+            self.returned(clause.returns, scope)
 
     def call_subquery(self, clause: CallSubquery, scope: _Scope) -> None:
         if clause.import_all:

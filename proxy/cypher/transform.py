@@ -58,6 +58,7 @@ from proxy.cypher.transform_expr import (
     span_of,
     tok_span,
 )
+from proxy.cypher.transform_show import ShowBuilder
 
 # arrow token -> (length of the left piece, length of the right piece, direction)
 _BARE_ARROWS = {
@@ -122,7 +123,7 @@ def _check_elements(elements: list[PatternElement], span: tuple[int, int]) -> No
             raise BuildError("two nodes need a relationship between them", right.span)
 
 
-class CypherBuilder(ExprBuilder, Transformer):
+class CypherBuilder(ShowBuilder, ExprBuilder, Transformer):
     """Inline transformer for grammars/cypher.lark; stateless, so one instance serves all."""
 
     def __default__(self, data: str, children: list[Any], meta: Any) -> Any:

@@ -20,12 +20,12 @@ support it, rather than sending something that means another thing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from proxy.gremlin import ast
 from proxy.gremlin.lexicon import WITH_OPTION_KEYS
+from proxy.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
 
-TERMINALS = frozenset({"toList", "toSet", "next", "tryNext", "hasNext", "iterate", "toBulkSet"})
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -38,27 +38,18 @@ class Rendered:
     """The script to execute (ends in `.to_list()`) and how to finish its result."""
 
     script: str
-    terminal: str = "toList"  # one of TERMINALS
-    count: int | None = None  # next(n)
+    terminal: Terminal = field(default_factory=Terminal)
 
 
 def render(traversal: ast.Traversal) -> Rendered:
     """The root traversal as a graphersal script."""
     if traversal.anonymous:
         raise Unsupported("an anonymous traversal (__.…) cannot be executed on its own")
-    terminal, count = "toList", None
-    if traversal.terminal is not None:
-        terminal = traversal.terminal.name
-        if terminal not in TERMINALS:
-            raise Unsupported(f"terminal step {terminal}() is not supported")
-        args = traversal.terminal.args
-        if terminal == "next" and args:
-            first = args[0]
-            if not (isinstance(first, ast.Literal) and isinstance(first.value, int)):
-                raise Unsupported("next(n) needs an integer literal")
-            count = int(first.value)
-    body = _traversal(traversal)
-    return Rendered(f"{body}.to_list()", terminal, count)
+    try:
+        terminal = terminal_of(traversal)
+    except UnsupportedTerminal as exc:
+        raise Unsupported(str(exc)) from exc
+    return Rendered(f"{_traversal(traversal)}.to_list()", terminal)
 
 
 def quote(value: str) -> str:
