@@ -86,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     rules.add_argument("--json", action="store_true", help="one JSON array")
     rules.set_defaults(func=_cmd_rules)
 
+    mcp = sub.add_parser("mcp", help="run the MCP server on standard input/output")
+    mcp.add_argument("--config", help="TOML configuration file")
+    mcp.set_defaults(func=_cmd_mcp)
+
     serve = sub.add_parser("serve", help="run the proxy (embedded FalkorDB when no backend)")
     serve.add_argument("--config", help="TOML configuration file")
     serve.set_defaults(func=_cmd_serve)
@@ -231,6 +235,17 @@ def _cmd_rules(args: argparse.Namespace) -> int:
         print(json.dumps([r.to_dict() for r in rules], ensure_ascii=False, indent=1))
     else:
         print(render(rules), end="")
+    return EXIT_OK
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from proxy.frontends.mcp import serve_stdio
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    asyncio.run(serve_stdio(load_config(args.config)))
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ from proxy.audit import AuditLog
 from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
+from proxy.metrics import Metrics, fan_out
 from proxy.model import Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
@@ -53,8 +54,11 @@ def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
 class ProxyServer:
     """Start with `await start()`; `bolt_port` is known afterwards; `await close()` stops all."""
 
-    def __init__(self, config: Config, *, extra_plugins: tuple[object, ...] = ()) -> None:
+    def __init__(
+        self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True
+    ) -> None:
         self.config = config
+        self.listen = listen  # False: build backends and guards, open no listener (MCP stdio)
         self.extra_plugins = extra_plugins
         self.embedded: Any = None  # EmbeddedFalkorDB when no backend is configured
         self.backend: Any = None
@@ -64,7 +68,10 @@ class ProxyServer:
         self.audit: AuditLog | None = None
         self.refresher: SchemaRefresher | None = None
         self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
-        self.gremlin_backend: Any = None
+        self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
+        self.http: Any = None  # HttpFrontend when [server] http is set
+        self.metrics = Metrics()
+        self.on_query: Callable[..., None] = self.metrics
 
     @property
     def bolt_port(self) -> int:
@@ -87,6 +94,7 @@ class ProxyServer:
                 str(self.config.audit["path"]),
                 include_parameters=bool(self.config.audit["include_parameters"]),
             )
+            self.on_query = fan_out(self.audit, self.metrics)
             self.backend = await self._start_backend()
             self.schema = await self._load_schema()
             self.guard = build_guard(
@@ -112,10 +120,13 @@ class ProxyServer:
             if self.gremlin is not None:
                 gremlin, self.gremlin = self.gremlin, None
                 await gremlin.close()
+            if self.http is not None:
+                http, self.http = self.http, None
+                await http.close()
         finally:
-            if self.gremlin_backend is not None:
-                gremlin_backend, self.gremlin_backend = self.gremlin_backend, None
-                await gremlin_backend.close()
+            if self.gremlin_service is not None:
+                gremlin_service, self.gremlin_service = self.gremlin_service, None
+                await gremlin_service.close()
             try:
                 if self.backend is not None:
                     backend, self.backend = self.backend, None
@@ -185,6 +196,9 @@ class ProxyServer:
 
     async def _start_frontends(self) -> None:
         await self._start_gremlin()
+        if not self.listen:
+            return
+        await self._start_http()
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -199,65 +213,66 @@ class ProxyServer:
             cypher_guard(self.guard),
             self.backend,
             advertised,
-            on_query=self.audit,
+            on_query=self.on_query,
             authenticate=self._authenticate_hook(),
             repairer=build_repairer(self.guard, self.config),
         )
         await self.bolt.start()
+        bolt_front = self.bolt
+        self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
 
     async def _start_gremlin(self) -> None:
-        """The Gremlin Server front on `[server] gremlin`, executing on `[backend] gremlin`
-        (a remote Gremlin Server, bytecode only) or the embedded graphersal."""
+        """The Gremlin Server front on `[server] gremlin` (see `proxy.gremlin_service`)."""
         address = str(self.config.server["gremlin"])
-        if not address:
+        if address or str(self.config.backend["gremlin"]):
+            from proxy.gremlin_service import GremlinService
+
+            self.gremlin_service = await GremlinService.create(self.config, self.extra_plugins)
+        if not address or not self.listen:
             return
         from proxy.frontends.gremlin_ws import GremlinFrontend
 
         host, port = split_address(address, "server.gremlin")
-        self.gremlin_backend = await self._gremlin_backend()
-        # The Gremlin graph is not the Cypher backend's: its rules get its own catalog.
-        try:
-            schema: SchemaCatalog | None = SchemaCatalog.from_dict(
-                await self.gremlin_backend.schema(),
-                reciprocity_threshold=self.config.guard.reciprocity_threshold,
-            )
-        except Exception as exc:  # the security and limit rules still guard
-            log.warning("Gremlin schema discovery failed, Gremlin schema rules are off: %s", exc)
-            schema = None
-        guard = build_guard(
-            self.config, schema, extra_plugins=self.extra_plugins, skip_broken=True
-        )
+        service = self.gremlin_service
+        assert service is not None
         self.gremlin = GremlinFrontend(
-            host,
-            port,
-            lambda text: guard.check(text, "gremlin"),
-            self.gremlin_backend.submit,
-            on_query=self.audit,
+            host, port, service.check, service.backend.submit, on_query=self.on_query
         )
         await self.gremlin.start()
 
-    async def _gremlin_backend(self) -> Any:
-        url = str(self.config.backend["gremlin"])
-        if url:
-            from proxy.backends.gremlin_remote import RemoteGremlinBackend
+    async def _start_http(self) -> None:
+        """Neo4j's Query API v2, the legacy tx endpoint and the guard API on `[server] http`."""
+        address = str(self.config.server["http"])
+        if not address:
+            return
+        from proxy.frontends.http import HttpFrontend
+        from proxy.service import QueryService
 
-            env = str(self.config.backend["gremlin_password_env"])
-            if env and env not in os.environ:
-                raise ConfigError(
-                    "backend.gremlin_password_env", f"environment variable {env} is not set"
-                )
-            return RemoteGremlinBackend(
-                url,
-                username=str(self.config.backend["gremlin_user"]),
-                password=os.environ.get(env, "") if env else "",
-            )
-        from proxy.backends.graphersal import GraphersalBackend
-
-        data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "graphersal"
-        data = [str(p) for p in self.config.backend["gremlin_data"]]
-        return await asyncio.to_thread(
-            GraphersalBackend.open, data_dir, data, read_only=self.config.guard.read_only
+        assert self.guard is not None
+        host, port = split_address(address, "server.http")
+        service = QueryService(
+            self.guard,
+            self.backend,
+            repairer=build_repairer(self.guard, self.config),
+            on_query=self.on_query,
         )
+        database = str(self.config.backend["database"]) or "neo4j"
+        self.http = HttpFrontend(
+            host, port, service, database=database, ready=self._readiness, metrics=self.metrics
+        )
+        await self.http.start()
+
+    async def _readiness(self) -> dict[str, Any]:
+        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded."""
+        try:
+            stream = await self.backend.run("RETURN 1", {}, None)
+            await stream.fetch(-1)
+            backend = True
+        except Exception as exc:
+            log.warning("readiness probe failed: %s", exc)
+            backend = False
+        schema = self.guard is not None and self.guard.ctx.schema is not None
+        return {"backend": backend, "schema": schema}
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
@@ -399,10 +414,13 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        if server.http is not None:
+            print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
+                  flush=True)  # fmt: skip
         if server.gremlin is not None:
             print(
                 f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
-                f"/gremlin -> {server.gremlin_backend.description}",
+                f"/gremlin -> {server.gremlin_service.backend.description}",
                 flush=True,
             )
         await stopping

@@ -63,7 +63,7 @@ def client(request: pytest.FixtureRequest, url: str) -> Iterator[Client]:
 
 
 def _vertex_count(proxy: ProxyThread) -> int:
-    return int(proxy.server.gremlin_backend.graph.execute("g.V().count().next()"))
+    return int(proxy.server.gremlin_service.backend.graph.execute("g.V().count().next()"))
 
 
 def test_scripts_with_bindings(client: Client) -> None:

@@ -1,0 +1,158 @@
+"""Explicit transactions of Neo4j's Query API v2 on the HTTP front.
+
+`POST /db/{db}/query/v2/tx` opens one (and runs the statement of the body, if any),
+`POST …/tx/{id}` runs a statement in it, `POST …/tx/{id}/commit` commits (after running the
+body's statement, if any), `DELETE …/tx/{id}` rolls it back. A transaction expires
+`timeout` seconds after its last request (rolled back, then unknown:
+`Neo.ClientError.Transaction.TransactionNotFound`); a statement that is blocked or fails
+rolls its transaction back, as Neo4j does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from proxy.service import QueryResult
+
+NOT_FOUND = "Neo.ClientError.Transaction.TransactionNotFound"
+Run = Callable[[web.Request, dict[str, Any], Any], Awaitable[QueryResult]]
+Respond = Callable[[QueryResult], dict[str, Any] | web.Response]
+
+
+@dataclass
+class _Open:
+    tx: Any
+    expires: dt.datetime
+    timer: asyncio.TimerHandle | None = None
+
+
+class HttpTransactions:
+    def __init__(self, backend: Any, run: Run, respond: Respond, timeout: float = 30.0) -> None:
+        self._backend = backend
+        self._run = run  # guard + execute one statement of a body in a transaction
+        self._respond = respond  # the Query API body for a result, or an error response
+        self._timeout = timeout
+        self._open: dict[str, _Open] = {}
+
+    def routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/db/{db}/query/v2/tx", self._begin)
+        router.add_post("/db/{db}/query/v2/tx/{id}", self._statement)
+        router.add_post("/db/{db}/query/v2/tx/{id}/commit", self._commit)
+        router.add_delete("/db/{db}/query/v2/tx/{id}", self._rollback)
+
+    async def close(self) -> None:
+        for tx_id in list(self._open):
+            await self._drop(tx_id, rollback=True)
+
+    # ------------------------------------------------------------------ handlers
+
+    async def _begin(self, request: web.Request) -> web.Response:
+        body = await _optional_body(request)
+        tx = await self._backend.begin(None, None)
+        tx_id = secrets.token_hex(8)
+        self._open[tx_id] = _Open(tx, _now())
+        self._touch(tx_id)
+        return await self._run_in(request, tx_id, body)
+
+    async def _statement(self, request: web.Request) -> web.Response:
+        tx_id = self._known(request)
+        self._touch(tx_id)
+        return await self._run_in(request, tx_id, await _optional_body(request))
+
+    async def _commit(self, request: web.Request) -> web.Response:
+        tx_id = self._known(request)
+        body = await _optional_body(request)
+        payload: dict[str, Any] = {}
+        if body.get("statement"):
+            result = await self._run(request, body, self._open[tx_id].tx)
+            answer = self._respond(result)
+            if isinstance(answer, web.Response):
+                await self._drop(tx_id, rollback=True)
+                return answer
+            payload = answer
+        entry = self._open.pop(tx_id)
+        if entry.timer is not None:
+            entry.timer.cancel()
+        bookmark = await entry.tx.commit()
+        payload["bookmarks"] = [bookmark] if bookmark else []
+        return web.json_response(payload, status=202)
+
+    async def _rollback(self, request: web.Request) -> web.Response:
+        tx_id = self._known(request)
+        await self._drop(tx_id, rollback=True)
+        return web.json_response({"bookmarks": []})
+
+    # ------------------------------------------------------------------ helpers
+
+    async def _run_in(self, request: web.Request, tx_id: str, body: dict[str, Any]) -> web.Response:
+        entry = self._open[tx_id]
+        payload: dict[str, Any] = {}
+        if body.get("statement"):
+            answer = self._respond(await self._run(request, body, entry.tx))
+            if isinstance(answer, web.Response):
+                await self._drop(tx_id, rollback=True)
+                return answer
+            payload = answer
+        payload["transaction"] = {"id": tx_id, "expires": entry.expires.isoformat()}
+        payload.setdefault("bookmarks", [])
+        return web.json_response(payload, status=202)
+
+    def _known(self, request: web.Request) -> str:
+        tx_id = request.match_info["id"]
+        if tx_id not in self._open:
+            error = {"code": NOT_FOUND, "message": f"transaction {tx_id} is not open (expired, "
+                                                    "committed or rolled back)"}  # fmt: skip
+            raise web.HTTPNotFound(
+                text=json.dumps({"errors": [error]}), content_type="application/json"
+            )
+        return tx_id
+
+    def _touch(self, tx_id: str) -> None:
+        entry = self._open[tx_id]
+        if entry.timer is not None:
+            entry.timer.cancel()
+        entry.expires = _now() + dt.timedelta(seconds=self._timeout)
+        loop = asyncio.get_running_loop()
+        entry.timer = loop.call_later(
+            self._timeout, lambda: loop.create_task(self._drop(tx_id, rollback=True))
+        )
+
+    async def _drop(self, tx_id: str, rollback: bool) -> None:
+        entry = self._open.pop(tx_id, None)
+        if entry is None:
+            return
+        if entry.timer is not None:
+            entry.timer.cancel()
+        if rollback:
+            # the backend may have ended it already (after a failed statement)
+            with contextlib.suppress(Exception):
+                await entry.tx.rollback()
+
+
+async def _optional_body(request: web.Request) -> dict[str, Any]:
+    if not request.can_read_body:
+        return {}
+    try:
+        body = await request.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(
+            text=json.dumps({"errors": [{"code": "Neo.ClientError.Request.Invalid",
+                                         "message": "the body must be a JSON object"}]}),
+            content_type="application/json",
+        )  # fmt: skip
+    return body
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)

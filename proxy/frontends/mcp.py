@@ -1,0 +1,143 @@
+"""The MCP server (the `mcp` SDK's FastMCP): tools an LLM agent calls instead of a database.
+
+`query-guard mcp [--config]` serves it over stdio. Every tool call goes through the same guard
+as the other fronts; read-only cannot be switched off by a tool argument (it is the operator's
+`[guard] read_only`). Results are cut to `[mcp] max_rows` rows and `max_chars` characters of
+JSON, with a note saying so, and the guard's findings come back beside the rows so the agent
+can fix its own query.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from mcp.server.fastmcp import FastMCP
+
+from proxy.frontends.json_values import to_json
+from proxy.grounding_context import context_text, schema_text
+from proxy.model import Severity, Verdict
+from proxy.service import QueryService
+
+GremlinRun = Callable[[str, Mapping[str, Any]], Awaitable[dict[str, Any]]]
+
+INSTRUCTIONS = (
+    "Read a graph database through query-guard. Call get_context first: it lists the schema, "
+    "the direction of every relationship and short rules. Every query is checked before it "
+    "runs: writes, unknown procedures and scripts are refused, reversed arrows and wrong "
+    "relationship types are fixed, and the findings tell you what was changed or why a query "
+    "was refused, so you can correct it."
+)
+
+
+def build_mcp(
+    service: QueryService,
+    *,
+    gremlin: GremlinRun | None = None,
+    max_rows: int = 100,
+    max_chars: int = 20_000,
+) -> FastMCP:
+    app = FastMCP("query-guard", instructions=INSTRUCTIONS)
+    read_only = service.guard.ctx.settings.read_only
+    mode = "read-only: writes are refused" if read_only else "writes allowed by the operator"
+
+    @app.tool(description="The graph's schema: labels with properties, relationships with "
+                          "their stored direction (start)-[:TYPE]->(end).")  # fmt: skip
+    def get_schema() -> str:
+        return schema_text(service.guard.ctx.schema)
+
+    @app.tool(description="Grounding context for writing queries: schema, direction notes and "
+                          "rules that prevent the common mistakes. Call this first.")  # fmt: skip
+    def get_context() -> str:
+        return context_text(service.guard.ctx.schema)
+
+    @app.tool(description="Check a query without running it: the verdict (allow, rewrite, "
+                          "block), the query that would run, and the findings. "
+                          "language: cypher or gremlin.")  # fmt: skip
+    async def check_query(query: str, language: str = "cypher") -> dict[str, Any]:
+        if language not in ("cypher", "gremlin"):
+            return {"error": "language must be 'cypher' or 'gremlin'"}
+        return _verdict(await service.check(query, language))
+
+    @app.tool(description=f"Run a Cypher read query with optional parameters ({mode}; a LIMIT "
+                          "is added when missing; reversed arrows are fixed). Returns rows and "
+                          "the guard's findings.")  # fmt: skip
+    async def read_cypher(query: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = await service.run(query, params or {}, front="mcp", max_rows=max_rows)
+        if result.blocked:
+            return {"refused": True, **_verdict(result.verdict)}
+        out: dict[str, Any] = {"query": result.query, **_findings(result.verdict)}
+        if result.error is not None:
+            out["error"] = {"code": result.error.code, "message": result.error.message}
+            return out
+        out["fields"] = result.fields
+        out["rows"] = [[to_json(v) for v in row] for row in result.rows]
+        if result.truncated:
+            out["note"] = f"only the first {max_rows} rows are shown; add a LIMIT or aggregate"
+        if result.attempts:
+            out["attempts"] = result.attempts
+        return _budget(out, max_chars)
+
+    if gremlin is not None:
+
+        @app.tool(description=f"Run a Gremlin read traversal with optional bindings ({mode}; "
+                              "scripts, lambdas and full-graph scans are refused).")  # fmt: skip
+        async def read_gremlin(
+            query: str, bindings: dict[str, Any] | None = None
+        ) -> dict[str, Any]:
+            return _budget(await gremlin(query, bindings or {}), max_chars)
+
+    return app
+
+
+def _verdict(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "action": str(verdict.action),
+        "query": None if verdict.blocked else verdict.to_run,
+        **_findings(verdict),
+    }
+
+
+def _findings(verdict: Verdict) -> dict[str, Any]:
+    """Errors and warnings with their hints; info lines (an appended LIMIT) only as codes."""
+    shown = [
+        {k: v for k, v in f.to_dict().items() if k in ("code", "severity", "message", "hint")}
+        for f in verdict.findings
+        if f.severity is not Severity.INFO
+    ]
+    return {"findings": shown, "codes": verdict.codes}
+
+
+def _budget(out: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """Drop trailing rows until the JSON fits `max_chars` (an agent's context is finite)."""
+    rows = out.get("rows")
+    if not isinstance(rows, list):
+        return out
+    while rows and len(json.dumps(out, default=str)) > max_chars:
+        keep = max(len(rows) // 2, 0)
+        out["rows"] = rows = rows[:keep]
+        out["note"] = f"result cut to {keep} rows to fit {max_chars} characters; narrow the query"
+    return out
+
+
+async def serve_stdio(config: Any) -> None:
+    """`query-guard mcp`: backends and guards of a `ProxyServer` without listeners, and the
+    MCP server on standard input/output (logs and the audit log go to standard error)."""
+    from proxy.repair import build_repairer
+    from proxy.server import ProxyServer
+
+    server = ProxyServer(config, listen=False)
+    await server.start()
+    try:
+        assert server.guard is not None
+        service = QueryService(
+            server.guard,
+            server.backend,
+            repairer=build_repairer(server.guard, config),
+            on_query=server.on_query,
+        )
+        gremlin = server.gremlin_service.run if server.gremlin_service is not None else None
+        await build_mcp(service, gremlin=gremlin).run_stdio_async()
+    finally:
+        await server.close()

@@ -1,0 +1,93 @@
+"""Prometheus metrics of one `ProxyServer` (prometheus-client, a registry per server, no
+global state), fed by the same per-query events the audit log writes.
+
+* `query_guard_queries_total{front, language, verdict}` — every query a front handled
+* `query_guard_findings_total{front, code}` — findings by taxonomy code
+* `query_guard_repair_attempts_total{front}` / `query_guard_repairs_total{front}` — repair loop
+  attempts, and queries whose answer came from a repaired query
+* `query_guard_errors_total{front, code}` — database errors by status code
+* `query_guard_guard_seconds{front}` / `query_guard_backend_seconds{front}` — latency
+* `query_guard_open_connections{front}` — connections open now (read when scraped)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+
+
+class Metrics:
+    """Call it with each query event (it is an `on_query` hook); `render()` for `/metrics`."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.queries = Counter(
+            "query_guard_queries", "Queries handled", ["front", "language", "verdict"], registry=r
+        )
+        self.findings = Counter(
+            "query_guard_findings", "Findings by taxonomy code", ["front", "code"], registry=r
+        )
+        self.repair_attempts = Counter(
+            "query_guard_repair_attempts", "Repair loop attempts", ["front"], registry=r
+        )
+        self.repairs = Counter(
+            "query_guard_repairs", "Answers that came from a repaired query", ["front"], registry=r
+        )
+        self.errors = Counter(
+            "query_guard_errors", "Database errors by status code", ["front", "code"], registry=r
+        )
+        self.guard_seconds = Histogram(
+            "query_guard_guard_seconds", "Time in the guard", ["front"], buckets=_BUCKETS,
+            registry=r,
+        )  # fmt: skip
+        self.backend_seconds = Histogram(
+            "query_guard_backend_seconds", "Time in the database", ["front"], buckets=_BUCKETS,
+            registry=r,
+        )  # fmt: skip
+        self.connections = Gauge(
+            "query_guard_open_connections", "Open client connections", ["front"], registry=r
+        )
+
+    def watch_connections(self, front: str, count: Callable[[], float]) -> None:
+        self.connections.labels(front=front).set_function(count)
+
+    def __call__(self, event: Mapping[str, Any]) -> None:
+        front = str(event.get("front") or "bolt")
+        language = str(event.get("language") or "cypher")
+        verdict = str(event.get("action") or "error")
+        self.queries.labels(front=front, language=language, verdict=verdict).inc()
+        for code in event.get("codes") or ():
+            self.findings.labels(front=front, code=str(code)).inc()
+        repair = event.get("repair")
+        if repair:
+            self.repair_attempts.labels(front=front).inc(len(repair))
+            if event.get("final_query") not in (None, event.get("query")):
+                self.repairs.labels(front=front).inc()
+        error = event.get("error")
+        if error is not None and verdict != "block":
+            self.errors.labels(front=front, code=str(error)).inc()
+        if isinstance(event.get("guard_ms"), int | float):
+            self.guard_seconds.labels(front=front).observe(event["guard_ms"] / 1000)
+        if isinstance(event.get("backend_ms"), int | float):
+            self.backend_seconds.labels(front=front).observe(event["backend_ms"] / 1000)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def fan_out(*hooks: Callable[[Mapping[str, Any]], None] | None) -> Callable[..., None]:
+    """One `on_query` hook calling several (the audit log and the metrics)."""
+    active = [h for h in hooks if h is not None]
+
+    def call(event: Mapping[str, Any]) -> None:
+        for hook in active:
+            hook(event)
+
+    return call

@@ -1,0 +1,115 @@
+"""`query-guard mcp` as an MCP agent sees it: the real `mcp` SDK client over stdio, the
+proxy on the embedded FalkorDB (movie graph) and graphersal (IT-support demo graph)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.corpora import ROOT
+
+
+def _config(tmp_path: Path) -> Path:
+    path = tmp_path / "mcp.toml"
+    path.write_text(
+        f'[server]\nbolt = ""\ndata_dir = "{tmp_path / "data"}"\ngremlin = "127.0.0.1:0"\n'
+        f'[audit]\npath = "{tmp_path / "audit.jsonl"}"\n'
+    )
+    return path
+
+
+def run(tmp_path: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "proxy", "mcp", "--config", str(_config(tmp_path))],
+        cwd=str(ROOT),
+    )  # fmt: skip
+
+    async def go() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await body(session)
+
+    return asyncio.run(asyncio.wait_for(go(), 120))
+
+
+def _json(result: Any) -> Any:
+    assert not result.isError, result.content
+    text = result.content[0].text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@pytest.fixture(scope="module")
+def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One server, every tool call the tests look at (starting it costs seconds)."""
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        tools = await session.list_tools()
+        calls = {
+            "context": ("get_context", {}),
+            "schema": ("get_schema", {}),
+            "reversed": ("read_cypher", {
+                "query": "MATCH (m:Movie {title: $t})-[:ACTED_IN]->(p:Person) RETURN p.name",
+                "params": {"t": "The Matrix"}}),
+            "write": ("read_cypher", {"query": "MATCH (n) DETACH DELETE n"}),
+            "many": ("read_cypher", {"query": "MATCH (p:Person) RETURN p.name"}),
+            "check": ("check_query", {"query": "CALL apoc.load.json('file:///etc/passwd')"}),
+            "gremlin": ("read_gremlin", {
+                "query": "g.V(c).hasLabel('case').out('hasReason').values('text')",
+                "bindings": {"c": "case-1"}}),
+            "gremlin_write": ("read_gremlin", {"query": "g.V().hasLabel('case').drop()"}),
+        }  # fmt: skip
+        out: dict[str, Any] = {"tools": {t.name: t for t in tools.tools}}
+        for key, (name, args) in calls.items():
+            out[key] = _json(await session.call_tool(name, args))
+        return out
+
+    return run(tmp_path_factory.mktemp("mcp"), body)  # type: ignore[no-any-return]
+
+
+def test_tools_say_what_is_enforced(session_results: dict[str, Any]) -> None:
+    tools = session_results["tools"]
+    assert set(tools) == {"get_schema", "get_context", "read_cypher", "read_gremlin",
+                          "check_query"}  # fmt: skip
+    assert "read-only" in tools["read_cypher"].description
+    assert "params" in tools["read_cypher"].inputSchema["properties"]
+
+
+def test_context_and_schema(session_results: dict[str, Any]) -> None:
+    assert "(:Person)-[:ACTED_IN" in session_results["context"]
+    assert "Rules:" in session_results["context"]
+    assert "Movie" in session_results["schema"]
+
+
+def test_reads_are_guarded_and_fixed(session_results: dict[str, Any]) -> None:
+    result = session_results["reversed"]
+    assert len(result["rows"]) == 5
+    assert "DIR.REVERSED" in result["codes"]
+    assert "<-[:ACTED_IN]-" in result["query"]
+
+
+def test_writes_and_file_reads_are_refused_with_findings(session_results: dict[str, Any]) -> None:
+    write = session_results["write"]
+    assert write["refused"] and write["findings"][0]["code"] == "SEC.WRITE"
+    check = session_results["check"]
+    assert check["action"] == "block" and check["query"] is None
+
+
+def test_results_are_cut_to_the_row_budget_with_a_note(session_results: dict[str, Any]) -> None:
+    many = session_results["many"]
+    assert len(many["rows"]) == 100 and "LIMIT" in many["note"]
+
+
+def test_gremlin_tool(session_results: dict[str, Any]) -> None:
+    assert session_results["gremlin"]["rows"]
+    assert session_results["gremlin_write"]["refused"]
