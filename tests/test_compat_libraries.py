@@ -310,7 +310,13 @@ def llama_store(
 def test_llama_index_property_graph_store_schema(
     llama_store: Neo4jPropertyGraphStore, target: Target, stored_types: dict[str, dict[str, str]]
 ) -> None:
-    assert_same_schema(parse_schema_text(llama_store.get_schema_str()), target, stored_types)
+    found = parse_schema_text(llama_store.get_schema_str())
+    # llama-index refines apoc.meta.data's types from the sampled values: a STRING with a value
+    # of 52+ characters becomes TEXT, a long LIST an EMBEDDING
+    refined = {"TEXT": "STRING", "EMBEDDING": "LIST"}
+    for props in (*found.nodes.values(), *found.rel_props.values()):
+        props.update({p: refined.get(t, t) for p, t in props.items()})
+    assert_same_schema(found, target, stored_types)
 
 
 @pytest.mark.parametrize("kind", CANNED)
