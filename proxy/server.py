@@ -257,9 +257,13 @@ class ProxyServer:
             on_query=self.on_query,
         )
         database = str(self.config.backend["database"]) or "neo4j"
+        from proxy.frontends.mcp import build_mcp
+
+        gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
         self.http = HttpFrontend(
-            host, port, service, database=database, ready=self._readiness, metrics=self.metrics
-        )
+            host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
+            mcp=build_mcp(service, gremlin=gremlin),
+        )  # fmt: skip
         await self.http.start()
 
     async def _readiness(self) -> dict[str, Any]:

@@ -187,3 +187,23 @@ def test_a_blocked_statement_rolls_its_transaction_back(base: str) -> None:
     status, body = call(base, "POST", "/db/neo4j/query/v2/tx", {})
     tx = body["transaction"]["id"]
     assert call(base, "DELETE", f"/db/neo4j/query/v2/tx/{tx}")[0] == 200
+
+
+def test_mcp_over_streamable_http(base: str) -> None:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async def go() -> Any:
+        async with streamablehttp_client(base + "/mcp") as (read, write, _), ClientSession(
+            read, write
+        ) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            result = await session.call_tool(
+                "read_cypher", {"query": "MATCH (p:Person {name: 'Tom Hanks'}) RETURN p.born"}
+            )
+            return names, json.loads(result.content[0].text)
+
+    names, result = asyncio.run(go())
+    assert {"read_cypher", "get_context", "check_query"} <= names
+    assert result["rows"] == [[1956]]

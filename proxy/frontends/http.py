@@ -1,5 +1,6 @@
 """The HTTP front (aiohttp): Neo4j's Query API v2 and legacy transactional endpoint, the guard
-API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready` and `/metrics` (Prometheus).
+API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready`, `/metrics` (Prometheus) and
+the MCP server at `/mcp` (streamable HTTP).
 
 Every query goes through `proxy.service.QueryService` — the same guard, repair loop and audit
 as the Bolt front — and every response carries the guard's findings in a `queryGuard` object.
@@ -8,12 +9,14 @@ Errors use the Bolt front's Neo4j status codes. Bodies over `max_body` bytes are
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp_asgi import ASGIResource
 
 from proxy.bolt import diagnostics as diag
 from proxy.frontends.http_tx import HttpTransactions
@@ -44,9 +47,13 @@ class HttpFrontend:
         max_body: int = MAX_BODY,
         max_rows: int = 10_000,
         metrics: Metrics | None = None,
+        mcp: Any = None,
     ) -> None:
         self.host, self.port = host, port
         self.metrics = metrics
+        self._mcp = mcp  # a FastMCP app served at /mcp (streamable HTTP)
+        self._mcp_stop = asyncio.Event()
+        self._mcp_task: asyncio.Task[None] | None = None
         self.service = service
         self.databases = {database, "neo4j"}
         self._ready = ready
@@ -66,9 +73,14 @@ class HttpFrontend:
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
         self.transactions = HttpTransactions(service.backend, self._run_in_tx, _v2_answer)
         self.transactions.routes(r)
+        if mcp is not None:
+            # registered last: the MCP app answers /mcp, every other path stays ours
+            r.register_resource(ASGIResource(mcp.streamable_http_app(), root_path="/"))
         self.app = app
 
     async def start(self) -> None:
+        if self._mcp is not None:
+            self._mcp_task = asyncio.create_task(self._run_mcp_sessions())
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -83,6 +95,15 @@ class HttpFrontend:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
+        if self._mcp_task is not None:
+            self._mcp_stop.set()
+            await self._mcp_task
+
+    async def _run_mcp_sessions(self) -> None:
+        """The MCP session manager lives in one task of its own (its task group must be
+        entered and left by the same task)."""
+        async with self._mcp.session_manager.run():
+            await self._mcp_stop.wait()
 
     # ------------------------------------------------------------------ health
 

@@ -37,8 +37,18 @@ def build_mcp(
     gremlin: GremlinRun | None = None,
     max_rows: int = 100,
     max_chars: int = 20_000,
+    http_path: str = "/mcp",
 ) -> FastMCP:
-    app = FastMCP("query-guard", instructions=INSTRUCTIONS)
+    """The MCP app; `http_path` is where its streamable-HTTP transport answers when it is
+    mounted on the HTTP front (stateless: every request carries what it needs)."""
+    app = FastMCP(
+        "query-guard",
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        streamable_http_path=http_path,
+        stateless_http=True,
+        json_response=True,
+    )
     read_only = service.guard.ctx.settings.read_only
     mode = "read-only: writes are refused" if read_only else "writes allowed by the operator"
 
