@@ -5,7 +5,8 @@ UNION branch, since a LIMIT binds to its branch), unless it yields one row anywa
 aggregation (every item aggregates) or a RETURN preceded only by WITH projections. A
 literal LIMIT above `guard.max_limit` is lowered to it. A LIMIT given as a parameter cannot
 be judged here and is left alone. 0 switches either bound off. Subquery RETURNs are not
-touched: the outer LIMIT bounds them.
+touched: the outer LIMIT bounds them. An `EXPLAIN` returns no rows (the proxy answers it with
+the plan), so it is left as written.
 
 Example (default_limit 1000)::
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
+from proxy.cypher.statement import is_explain
 from proxy.hookspecs import hookimpl
 from proxy.model import Edit, Finding, Severity
 
@@ -32,6 +34,8 @@ AGGREGATES = frozenset(
 def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     default, cap = ctx.settings.default_limit, ctx.settings.max_limit
     findings: list[Finding] = []
+    if is_explain(query):
+        return findings
     for statement in query.script.statements:
         branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
         for branch in branches:

@@ -27,6 +27,9 @@ multi-statement scripts, anywhere in the tree (subqueries, FOREACH bodies and SH
 * `SEC.MULTI_STATEMENT` — more than one `;`-separated statement. Always on: a driver runs one
   statement per request, and a second statement is the classic injection vehicle.
 
+`EXPLAIN CREATE …` is no write: the proxy answers an EXPLAIN with the plan and the query type
+(`w`) and never runs it, so SEC.WRITE does not apply (procedures and statements still do).
+
 All findings are errors: the query is blocked and nothing reaches the database.
 
 Example::
@@ -48,6 +51,7 @@ from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.functions import is_allowed_function
 from proxy.cypher.query import CypherQuery
+from proxy.cypher.statement import is_explain
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
 
@@ -105,7 +109,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
                 statements[1].span,
             )
         )
-    if settings.read_only:
+    if settings.read_only and not is_explain(query):
         findings += _writes(query)
     findings += _procedures(query, ctx)
     findings += _functions(query, ctx)

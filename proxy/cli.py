@@ -51,7 +51,10 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="check one query or a JSONL batch and print the verdict")
     check.add_argument("query", nargs="?", help="the query (read from stdin when absent)")
-    check.add_argument("--language", choices=["cypher", "gremlin"], default="cypher")
+    check.add_argument("--language", choices=["cypher", "gremlin", "sql"], default="cypher")
+    check.add_argument(
+        "--dialect", help="SQL dialect for --language sql (default: [guard] sql_dialect)"
+    )
     check.add_argument("--schema", help="schema file: query-guard JSON, CypherBench JSON, triples")
     check.add_argument("--config", help="TOML configuration file")
     check.add_argument(
@@ -101,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     config = load_config(args.config)
+    if args.dialect:
+        config = _with_dialect(config, args.dialect)
     schema_path = args.schema or config.guard_raw.get("schema") or None
     schema = (
         SchemaCatalog.load(schema_path, reciprocity_threshold=config.guard.reciprocity_threshold)
@@ -117,6 +122,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     else:
         _print_human(verdict, sys.stdout)
     return EXIT_BLOCKED if verdict.action is Action.BLOCK else EXIT_OK
+
+
+def _with_dialect(config: Config, dialect: str) -> Config:
+    from dataclasses import replace
+
+    from proxy.config import parse_config
+
+    parse_config({"guard": {"sql_dialect": dialect}})  # validates the name (ConfigError)
+    return replace(config, guard=replace(config.guard, sql_dialect=dialect))
 
 
 def _run_batch(guard: Guard, config: Config, path: str, language: str, out: IO[str]) -> int:

@@ -56,6 +56,9 @@ CODES: dict[str, Code] = {
         "warning", "property key absent from the schema (hint: closest key)"
     ),
     "SCH.NO_PATH": Code("warning", "pattern fits the schema in neither direction"),
+    "SCH.NO_SCHEMA": Code(
+        "info", "no schema catalog yet (e.g. waiting for a client's credentials): schema rules off"
+    ),
     "ENT.LITERAL": Code("info", "a literal matches no stored value; grounding notes say what is"),
     "FIL.CASE_INSENSITIVE": Code(
         "info", "repair relaxation: exact string equality made case-insensitive, rows appeared"
@@ -76,8 +79,15 @@ CODES: dict[str, Code] = {
     ),
     "SEC.SCRIPT": Code("error", "Gremlin that is not the traversal language (Groovy, closures)"),
     "SEC.MULTI_STATEMENT": Code("error", "more than one statement in one query"),
+    "SEC.AMBIGUOUS_TEXT": Code(
+        "error", "text a database could read differently from the guard (comment or escape tricks)"
+    ),
     "GUARD.RULE_ERROR": Code("warning", "a rule raised; it was skipped (error for security rules)"),
     "REPAIR.ATTEMPT": Code("info", "one attempt of the repair loop (query, outcome, rows)"),
+    "REPAIR.SUGGESTED": Code(
+        "warning",
+        "a speculative repair returned rows but was not applied (no opt-in); hint: the query",
+    ),
 }
 
 

@@ -50,6 +50,8 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "credentials": ((str,), "passthrough"),
         "database": ((str,), ""),
         "client": ((str,), "relay"),
+        "discovery_user": ((str,), ""),
+        "discovery_password_env": ((str,), ""),
     },
     "guard": {
         "read_only": ((bool,), True),
@@ -64,6 +66,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "disable": ((list,), []),
         "cache_size": ((int,), 4096),
         "on_rule_error": ((str,), "warn"),
+        "sql_dialect": ((str,), "postgres"),
     },
     "audit": {
         "path": ((str,), ""),
@@ -75,6 +78,7 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "tier1": ((bool,), True),
         "grounding": ((bool,), True),
         "relaxation": ((bool,), True),
+        "speculative": ((str,), "suggest"),
     },
 }
 _FREE_TABLES = {"rules", "gremlin", "repair.llm"}
@@ -104,6 +108,7 @@ class GuardSettings:
     # a rule plugin that fails to load or raises: "warn" (skip it, say so) or "block" (fail
     # closed: serve does not start / the query is blocked)
     on_rule_error: str = "warn"
+    sql_dialect: str = "postgres"  # any sqlglot dialect: how SQL queries are read
 
 
 @dataclass(frozen=True)
@@ -219,8 +224,15 @@ def _guard_settings(g: Mapping[str, Any]) -> GuardSettings:
             raise ConfigError(f"guard.{key}", "must be a list of strings")
     if g["on_rule_error"] not in ON_RULE_ERROR:
         raise ConfigError("guard.on_rule_error", f"must be one of {ON_RULE_ERROR}")
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(g["sql_dialect"])
+    except ValueError as exc:
+        raise ConfigError("guard.sql_dialect", str(exc).split("\n")[0]) from exc
     return GuardSettings(
         on_rule_error=g["on_rule_error"],
+        sql_dialect=g["sql_dialect"],
         read_only=g["read_only"],
         default_limit=g["default_limit"],
         max_limit=g["max_limit"],

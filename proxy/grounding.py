@@ -8,6 +8,11 @@ the variable's (scope resolution); without one every label is probed. At most
 `MAX_BINDINGS` bindings, 2 bounded, parameterised probes: does the exact value exist? if not,
 which stored values contain the literal's longest token (case-insensitively)? The probes are
 plain Cypher that Neo4j and FalkorDB both run (`toLower`, `toString`, `CONTAINS`).
+
+The second probe also yields *fixes* (`LiteralFix`, DESIGN §6 safe vs speculative) when it saw
+every stored value holding the token: exactly one stored value equal to the literal but for
+case is a **safe** fix ('keanu reeves' -> 'Keanu Reeves'); otherwise exactly one stored value
+containing the literal is a **speculative** one ('Matrix' -> 'The Matrix').
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from proxy.backends.base import BackendError, ResultStream, collect
 from proxy.cypher import ast
 from proxy.cypher.patterns import quote_name
 from proxy.cypher.query import CypherQuery
-from proxy.model import Finding, Severity
+from proxy.model import Edit, Finding, Severity
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,26 @@ class Binding:
             kind = "relationship type" if self.relationship else "label"
             return f"any {kind}'s {self.prop}"
         return f"{'|'.join(self.labels)}.{self.prop}"
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralFix:
+    """A binding's literal replaced by the one stored value it stands for."""
+
+    binding: Binding
+    value: str
+    safe: bool  # equal but for case (safe) or merely containing the literal (speculative)
+
+    @property
+    def edit(self) -> Edit:
+        return Edit(self.binding.span[0], self.binding.span[1], cypher_literal(self.value))
+
+    def describe(self) -> str:
+        how = "equal but for case" if self.safe else "the only stored value containing it"
+        return (
+            f"{cypher_literal(self.binding.value)} is not stored on {self.binding.where}; "
+            f"used {cypher_literal(self.value)} ({how})"
+        )
 
 
 # ---------------------------------------------------------------- extraction (pure)
@@ -214,7 +239,17 @@ async def probe_literals(
     bindings: list[Binding], execute: Execute, span_offset: int = 0
 ) -> list[Finding]:
     """Run the probes; one `ENT.LITERAL` finding per binding whose value is not stored."""
+    notes, _ = await ground_literals(bindings, execute, span_offset)
+    return notes
+
+
+async def ground_literals(
+    bindings: list[Binding], execute: Execute, span_offset: int = 0
+) -> tuple[list[Finding], list[LiteralFix]]:
+    """The probes' notes (one `ENT.LITERAL` per binding whose value is not stored) and the
+    fixes they found (at most one per binding)."""
     findings = []
+    fixes: list[LiteralFix] = []
     for b in bindings:
         exact, similar = probe_queries(b)
         try:
@@ -228,6 +263,9 @@ async def probe_literals(
         except BackendError as exc:  # a probe the database refuses says nothing
             log.debug("grounding probe failed: %s", exc)
             continue
+        fix = literal_fix(b, stored) if len(stored) < SIMILAR_SAMPLE else None
+        if fix is not None:
+            fixes.append(fix)
         best = rank_stored(b.value, stored)
         findings.append(
             Finding(
@@ -239,7 +277,22 @@ async def probe_literals(
                 rule="grounding",
             )
         )
-    return findings
+    return findings, fixes
+
+
+def literal_fix(b: Binding, stored: list[tuple[str, Any]]) -> LiteralFix | None:
+    """The fix for a binding, given every stored value that holds its longest token."""
+    if b.case_insensitive:  # `toLower(x.p) = 'v'`: a stored value's case would not compare
+        return None
+    target = b.value.lower()
+    values = {v for _, v in stored if isinstance(v, str)}
+    equal = [v for v in values if v.lower() == target]
+    if len(equal) == 1:
+        return LiteralFix(b, equal[0], safe=True)
+    containing = [v for v in values if target in v.lower()]
+    if not equal and len(containing) == 1:
+        return LiteralFix(b, containing[0], safe=False)
+    return None
 
 
 def rank_stored(value: str, stored: list[tuple[str, Any]]) -> list[tuple[str, Any]]:

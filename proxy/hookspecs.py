@@ -52,6 +52,12 @@ def guard_gremlin(traversal: Any, ctx: GuardContext) -> list[Finding] | None:
     """Check a parsed Gremlin traversal (``proxy.gremlin``); return findings with span edits."""
 
 
+@hookspec
+def guard_sql(query: Any, ctx: GuardContext) -> list[Finding] | None:
+    """Check parsed SQL (``proxy.sql.query.SqlQuery``: statements as sqlglot trees with their
+    spans, and the dialect); return findings with span edits."""
+
+
 # ---------------------------------------------------------------- repair loop
 
 

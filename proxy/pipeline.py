@@ -37,11 +37,14 @@ class Language:
     describe_error: Callable[[Exception, str], list[Finding]]
     sample: str = ""  # a valid query, parsed once at start-up to build the parser
     argument: str = "query"  # the hook's parameter name for the parsed query
+    # (is it an EXPLAIN, Neo4j's query type) of a parse: Verdict.explain / query_type
+    statement: Callable[[Any], tuple[bool, str]] | None = None
 
 
 def _cypher_language() -> Language:
     from proxy.cypher.parser import CypherSyntaxError
     from proxy.cypher.query import CypherQuery
+    from proxy.cypher.statement import statement_facts
 
     def describe(exc: Exception, text: str) -> list[Finding]:
         assert isinstance(exc, CypherSyntaxError)
@@ -61,18 +64,20 @@ def _cypher_language() -> Language:
         ]
 
     return Language(
-        "cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe, "RETURN 1"
-    )
+        "cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe, "RETURN 1",
+        statement=statement_facts,
+    )  # fmt: skip
 
 
-def default_languages() -> dict[str, Language]:
-    langs = {"cypher": _cypher_language()}
-    try:
-        from proxy.gremlin.language import gremlin_language
-    except ImportError:  # the Gremlin front end is optional at this layer
-        return langs
-    langs["gremlin"] = gremlin_language()
-    return langs
+def default_languages(sql_dialect: str = "postgres") -> dict[str, Language]:
+    from proxy.gremlin.language import gremlin_language
+    from proxy.sql.language import sql_language
+
+    return {
+        "cypher": _cypher_language(),
+        "gremlin": gremlin_language(),
+        "sql": sql_language(sql_dialect),
+    }
 
 
 class Guard:
@@ -87,7 +92,7 @@ class Guard:
     ) -> None:
         self.pm = pm
         self.ctx = ctx
-        self.languages = languages or default_languages()
+        self.languages = languages or default_languages(ctx.settings.sql_dialect)
         size = ctx.settings.cache_size if cache_size is None else cache_size
         self._cache: LRUCache[tuple[str, str], Verdict] | None = (
             LRUCache(maxsize=size) if size > 0 else None
@@ -147,7 +152,7 @@ class Guard:
             findings += self._call(lang.hook, {lang.argument: parsed, "ctx": self.ctx})
             latest = _map_findings(findings, history)
             if any(f.severity is Severity.ERROR for f in findings):
-                return self._verdict(original, text, kept, latest)
+                return self._verdict(original, text, kept, latest, _facts(lang, parsed))
             edits = _select_edits(findings)
             if not edits:
                 break
@@ -174,16 +179,23 @@ class Guard:
             kept += [f for f in latest if f.fix and _fix_in(f, edits)]
             history.append(edits)
             text = candidate
-        return self._verdict(original, text, kept, latest)
+        return self._verdict(original, text, kept, latest, _facts(lang, parsed))
 
     def _verdict(
-        self, original: str, text: str, kept: list[Finding], latest: list[Finding]
+        self,
+        original: str,
+        text: str,
+        kept: list[Finding],
+        latest: list[Finding],
+        facts: tuple[bool, str] = (False, ""),
     ) -> Verdict:
         findings = tuple(_dedupe([*kept, *latest]))
+        explain, query_type = facts
         if any(f.severity is Severity.ERROR for f in findings):
-            return Verdict(Action.BLOCK, original, findings, original)
+            return Verdict(Action.BLOCK, original, findings, original, explain=explain,
+                           query_type=query_type)  # fmt: skip
         action = Action.ALLOW if text == original else Action.REWRITE
-        return Verdict(action, text, findings, original)
+        return Verdict(action, text, findings, original, explain=explain, query_type=query_type)
 
     def _run_text_rules(self, text: str, language: str) -> list[Finding]:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})
@@ -218,6 +230,13 @@ class Guard:
 
 
 # ---------------------------------------------------------------- edits and spans
+
+
+def _facts(lang: Language, parsed: Any) -> tuple[bool, str]:
+    """(explain, query type) of the final parse (the rules' edits never change either)."""
+    if lang.statement is None or parsed is None:
+        return False, ""
+    return lang.statement(parsed)
 
 
 def _select_edits(findings: Iterable[Finding]) -> list[Edit]:

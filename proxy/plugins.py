@@ -35,6 +35,8 @@ BUILTIN_RULES: tuple[str, ...] = (
     "plugins.gremlin_symmetric",
     "plugins.gremlin_similarity",
     "plugins.gremlin_limits",
+    "plugins.sql_read_only",
+    "plugins.sql_limits",
 )
 
 # Built-in repair plugins (DESIGN §6 `guard_repair`). They are stateful (endpoint settings),

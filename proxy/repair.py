@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import pluggy
@@ -24,11 +22,9 @@ from cachetools import LRUCache
 from proxy.backends.base import BackendError, BackendUnavailable, ResultStream
 from proxy.context import GuardContext
 from proxy.cypher import ast
-from proxy.cypher.parser import CypherSyntaxError
 from proxy.cypher.query import CypherQuery
-from proxy.grounding import extract_bindings, probe_literals
-from proxy.model import Finding, Severity, Verdict
-from proxy.repair_candidates import aggregate_columns, flip_candidates, is_empty, relax_case
+from proxy.cypher.statement import is_explain
+from proxy.repair_loop import PEEK, Check, Execute, RepairLoop, is_read_query, parse, stop_reason
 from proxy.repair_model import (
     BLOCKED,
     EMPTY,
@@ -44,60 +40,26 @@ from proxy.repair_model import (
 )
 
 __all__ = [
-    "BLOCKED", "EMPTY", "ERROR", "ROWS", "Attempt", "PeekedStream", "RepairCandidate",
+    "BLOCKED", "EMPTY", "ERROR", "PEEK", "ROWS", "Attempt", "PeekedStream", "RepairCandidate",
     "RepairOutcome", "RepairRequest", "RepairSettings", "Repairer", "await_me_maybe",
-    "build_repairer", "is_read_query", "stop_reason",
+    "build_repairer", "is_read_query", "never_repaired", "stop_reason",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
 PARSE_CACHE = 1024
 
-PEEK = 2  # records read to decide "empty" (a second row rules out the one-aggregate-row case)
 
-Execute = Callable[[str, dict[str, Any]], Awaitable[ResultStream]]
-Check = Callable[[str], Verdict]
-
-
-@dataclass
-class _Run:
-    attempt: Attempt
-    stream: PeekedStream | None = None
-    error: BackendError | None = None
-    head: list[list[Any]] = field(default_factory=list)  # the peeked records
-
-    @property
-    def rows(self) -> bool:
-        return self.attempt.outcome == ROWS
-
-
-def stop_reason(candidate: RepairCandidate | None, current: str, seen: set[str]) -> str | None:
-    """DESIGN §6's first two stopping rules, before a candidate runs (None: run it). The
-    third — the same diagnosis twice in a row — ends the loop after that candidate ran."""
-    if candidate is None or not candidate.query.strip():
-        return "no candidate"
-    if candidate.query.strip() == current.strip():
-        return "unchanged rewrite"
-    if candidate.query.strip() in seen:
-        return "ping-pong"
+def never_repaired(query: CypherQuery | None) -> str | None:
+    """Why this query is never repaired (DESIGN §6), or None: not a read, an EXPLAIN, or no
+    MATCH pattern to repair."""
+    if query is None or not is_read_query(query.text, lambda _text: query):
+        return "not a read query"
+    if is_explain(query):
+        return "an EXPLAIN is never executed"
+    if not any(True for _ in query.find(ast.Match)):
+        return "no MATCH pattern to repair"
     return None
-
-
-def is_read_query(text: str, parse: Callable[[str], CypherQuery | None] | None = None) -> bool:
-    """Only reads are retried: no write clause, no procedure call, anywhere."""
-    query = (parse or _parse)(text)
-    if query is None:
-        return False
-    writes = (
-        ast.Create, ast.Merge, ast.SetClause, ast.Remove, ast.Delete, ast.Foreach, ast.LoadCsv,
-        ast.SchemaCommand, ast.CallProcedure,
-    )  # fmt: skip
-    if any(True for _ in query.find(*writes)):
-        return False
-    return not any(c.in_transactions for c in query.find(ast.CallSubquery))
-
-
-# ---------------------------------------------------------------- the loop
 
 
 class Repairer:
@@ -118,7 +80,7 @@ class Repairer:
     def parse(self, text: str) -> CypherQuery | None:
         """The parsed query (None when it does not parse), cached per repairer."""
         if text not in self._parses:
-            self._parses[text] = _parse(text)
+            self._parses[text] = parse(text)
         return self._parses[text]
 
     def applies(self, query: str) -> bool:
@@ -138,12 +100,13 @@ class Repairer:
         """Run `query` (or judge `first`, its already started result) and repair it if it
         fails or comes back empty. Raises nothing the backend raises: errors are outcomes."""
         params = dict(parameters or {})
-        loop = _Loop(self, execute, check, params, question)
+        loop = RepairLoop(self, execute, check, params, question)
         current = await loop.judge(query, "client", None, first)
         if current.rows or not self.settings.enabled:
             return loop.outcome(current, "rows" if current.rows else "disabled")
-        if not is_read_query(query, self.parse):
-            return loop.outcome(current, "not a read query")
+        reason = never_repaired(self.parse(query))
+        if reason is not None:
+            return loop.outcome(current, reason)
         if current.error is not None and not retry_errors:
             return loop.outcome(current, "errors are not retried here")
         if isinstance(current.error, BackendUnavailable):
@@ -170,199 +133,6 @@ class Repairer:
                                              impl.plugin_name)  # fmt: skip
                 return result
         return None
-
-
-class _Loop:
-    """The state of one repair: attempts so far, texts already run."""
-
-    def __init__(
-        self,
-        owner: Repairer,
-        execute: Execute,
-        check: Check,
-        params: dict[str, Any],
-        question: str | None,
-    ) -> None:
-        self.owner = owner
-        self.settings = owner.settings
-        self.execute = execute
-        self.check = check
-        self.params = params
-        self.question = question
-        self.attempts: list[Attempt] = []
-        self.findings: list[Finding] = []
-        self.ran: set[str] = set()
-
-    async def iterate(self, current: _Run) -> RepairOutcome:
-        seen = {current.attempt.query.strip()}
-        prev_code: str | None = None
-        error = current.attempt.error
-        for _ in range(self.settings.budget):
-            notes: list[Finding] = []
-            parsed = self.owner.parse(current.attempt.query)
-            if current.attempt.outcome == EMPTY and parsed is not None:
-                found = await self.deterministic(parsed)
-                if found is not None:
-                    await _close(current)
-                    return self.outcome(found, found.attempt.source)
-                notes = await self.ground(parsed)
-            request = RepairRequest(
-                current.attempt.query, error, self.question,
-                tuple(f.message for f in notes), tuple(self.attempts), self.params,
-            )  # fmt: skip
-            candidate = await self.owner.propose(request)
-            reason = stop_reason(candidate, current.attempt.query, seen)
-            if reason is not None or candidate is None:
-                return self.outcome(current, reason or "no candidate")
-            seen.add(candidate.query.strip())
-            run = await self.attempt(candidate.query, candidate.source, candidate.code)
-            same_code = bool(candidate.code) and candidate.code == prev_code
-            prev_code = candidate.code
-            if run is None:  # the guard turned it into a query that already ran
-                return self.outcome(current, "ping-pong")
-            if run.attempt.outcome == BLOCKED:
-                # recorded, never run; the next plugin call hears why
-                error = f"the proposed rewrite was blocked: {run.attempt.error}"
-                if same_code:
-                    return self.outcome(current, "same diagnosis twice")
-                continue
-            if run.rows or same_code:
-                await _close(current)
-                return self.outcome(run, "rows" if run.rows else "same diagnosis twice")
-            await _close(current)
-            current, error = run, run.attempt.error
-        return self.outcome(current, "budget exhausted")
-
-    async def deterministic(self, parsed: CypherQuery) -> _Run | None:
-        """Tier 1, relaxation, then both at once: the first candidate whose peeked records
-        hold a non-null value (a row of nulls — `p.name` of what is now a Movie — is a
-        reversed pattern matching the wrong things, not an answer)."""
-        for text, source, code in self.candidates(parsed):
-            run = await self.attempt(text, source, code)
-            if run is None:
-                continue
-            if run.rows and any(v is not None for row in run.head for v in row):
-                self.findings.append(Finding(
-                    code, Severity.WARNING,
-                    f"the query returned nothing; {_EXPLAIN[source]} and rows appeared",
-                    (0, 0), rule=f"repair.{source}",
-                ))  # fmt: skip
-                return run
-            await _close(run)
-        return None
-
-    def candidates(self, parsed: CypherQuery) -> list[tuple[str, str, str]]:
-        out: list[tuple[str, str, str]] = []
-        flips: list[str] = []
-        if self.settings.tier1:
-            schema = self.owner.ctx.schema
-            flips = flip_candidates(parsed, schema, max_single=self.settings.budget)
-            out += [(q, "tier1", "DIR.FLIPPED_ON_EMPTY") for q in flips]
-        if self.settings.relaxation:
-            relaxed = relax_case(parsed, self.params)
-            if relaxed is not None:
-                out.append((relaxed, "relaxation", "FIL.CASE_INSENSITIVE"))
-                flipped = self.owner.parse(flips[0]) if flips else None
-                both = relax_case(flipped, self.params) if flipped is not None else None
-                if both is not None:
-                    out.append((both, "tier1+relaxation", "DIR.FLIPPED_ON_EMPTY"))
-        return out
-
-    async def ground(self, parsed: CypherQuery) -> list[Finding]:
-        if not self.settings.grounding:
-            return []
-        bindings = extract_bindings(parsed, self.params)
-        notes = await probe_literals(bindings, self.execute) if bindings else []
-        self.findings += notes
-        return notes
-
-    async def attempt(self, text: str, source: str, code: str | None) -> _Run | None:
-        """Guard, then run, one candidate; None when its guarded text already ran."""
-        started = time.perf_counter()
-        try:
-            verdict = self.check(text)
-        except Exception as exc:  # fail closed, as the frontends do
-            verdict = None
-            log.warning("guard failed on a repair candidate: %r", exc)
-        if verdict is None or verdict.blocked:
-            why = "; ".join(f"{f.code}: {f.message}" for f in (verdict.findings if verdict else ()))
-            attempt = Attempt(text, source, code, BLOCKED, error=why or "the guard failed",
-                              ms=_ms(started))  # fmt: skip
-            self.attempts.append(attempt)
-            return _Run(attempt)
-        final = verdict.query
-        if final.strip() in self.ran:
-            return None
-        return await self.judge(final, source, code, None, started)
-
-    async def judge(
-        self,
-        text: str,
-        source: str,
-        code: str | None,
-        first: ResultStream | BackendError | None,
-        started: float | None = None,
-    ) -> _Run:
-        """Execute `text` (unless `first` is its result already) and peek at the records."""
-        started = time.perf_counter() if started is None else started
-        self.ran.add(text.strip())
-        try:
-            if isinstance(first, BackendError):
-                raise first
-            stream = first if first is not None else await self.execute(text, self.params)
-            head = await stream.fetch(PEEK)
-        except BackendError as exc:
-            attempt = Attempt(text, source, code, ERROR, error=exc.message, ms=_ms(started))
-            self.attempts.append(attempt)
-            return _Run(attempt, error=exc)
-        peeked = PeekedStream(stream, head)
-        aggregates: frozenset[int] = frozenset()
-        if len(head) == 1:  # only a single row needs the AST: is it a blank aggregate?
-            parsed = self.owner.parse(text)
-            aggregates = aggregate_columns(parsed) if parsed is not None else frozenset()
-        empty = is_empty(head, len(head) >= PEEK and stream.has_more(), aggregates)
-        outcome = EMPTY if empty else ROWS
-        attempt = Attempt(text, source, code, outcome, len(head), ms=_ms(started))
-        self.attempts.append(attempt)
-        return _Run(attempt, stream=peeked, head=list(head))
-
-    def outcome(self, chosen: _Run, stop: str) -> RepairOutcome:
-        findings = list(self.findings)
-        if len(self.attempts) > 1:
-            findings += [
-                Finding("REPAIR.ATTEMPT", Severity.INFO, a.describe(i), (0, 0), rule="repair")
-                for i, a in enumerate(self.attempts, 1)
-            ]
-        return RepairOutcome(
-            chosen.attempt.query, chosen.stream, chosen.error, list(self.attempts), findings, stop
-        )
-
-
-_EXPLAIN = {
-    "tier1": "relationship directions were reversed",
-    "relaxation": "string equality was made case-insensitive",
-    "tier1+relaxation": "relationship directions were reversed, string equality made "
-    "case-insensitive,",
-}
-
-
-def _parse(text: str) -> CypherQuery | None:
-    try:
-        return CypherQuery.parse(text)
-    except CypherSyntaxError:
-        return None
-
-
-async def _close(run: _Run) -> None:
-    if run.stream is not None:
-        try:
-            await run.stream.discard()
-        except BackendError as exc:
-            log.debug("discarding a repair attempt failed: %s", exc)
-
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
 
 
 # ---------------------------------------------------------------- wiring

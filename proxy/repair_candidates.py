@@ -1,11 +1,17 @@
 """Deterministic repair candidates for a query that returned nothing (DESIGN §6), as span edits
 on the parsed query, and the emptiness test that starts the repair loop.
 
-- **Tier 1** (CypherGuard Algorithm 2): reverse every directed relationship. A multi-hop query
-  usually has one wrong arrow, and reversing all of them then breaks the right ones, so after
-  the all-reversed candidate we also offer "reverse the arrows the schema does not pin down"
-  and single-arrow flips of those arrows (an arrow is *pinned* when both endpoint labels are
-  known and the schema declares its type only in the written direction).
+- **Tier 1** (CypherGuard Algorithm 2): reverse directed relationships. Arrows the schema
+  *pins* (both endpoint labels known, the type declared only as written) are never flipped,
+  nor *mutual* arrows — the same type the other way between the same two variables,
+  `(a)-[:FOLLOWS]->(b)-[:FOLLOWS]->(a)`, whose meaning a flip destroys. Candidates, best
+  first: the free arrows of the MATCH patterns reversed; every free arrow reversed (arrows
+  inside expressions — `size(…)`, pattern predicates, subqueries — too); then single flips,
+  MATCH arrows before expression arrows. A flip is *safe* (DESIGN §6) when every reversed
+  arrow's type is declared one way only, between different labels, and the reversed arrow fits
+  the endpoints' labels while the written one does not: the schema then says the arrow was
+  wrong. Any other flip (a same-label type like FOLLOWS, a type declared both ways, no
+  schema) is *speculative*: an empty answer may be the right one.
 - **Relaxation** (LAST-CQ): exact string equality becomes case-insensitive —
   `x.p = 'v'` → `toLower(x.p) = toLower('v')`, `x.p IN ['a']` → `toLower(x.p) IN
   [toLower('a')]`, and an inline map entry `(x {p: 'v'})` moves into the MATCH's WHERE.
@@ -20,6 +26,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from plugins.limits import contains_aggregate
@@ -31,6 +38,7 @@ from proxy.cypher.patterns import (
     flip_edits,
     quote_name,
     read_hops,
+    type_names,
 )
 from proxy.cypher.query import CypherQuery
 from proxy.model import Edit, apply_edits
@@ -96,23 +104,40 @@ def reverse_all_directions(query: CypherQuery) -> str | None:
     return apply_edits(query.text, [e for hop in hops for e in flip_edits(hop.rel)])
 
 
-def flip_candidates(query: CypherQuery, schema: SchemaCatalog | None, max_single: int) -> list[str]:
-    """Tier-1 candidates, best first: all arrows reversed; the unpinned arrows reversed; then
-    single unpinned arrows (at most `max_single`, multi-hop queries only). No duplicates."""
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """A tier-1 candidate: the query with some arrows reversed, and whether that is safe."""
+
+    text: str
+    safe: bool
+    edits: tuple[Edit, ...] = ()  # the arrow edits on the query text
+
+
+def flip_candidates(
+    query: CypherQuery, schema: SchemaCatalog | None, max_single: int
+) -> list[Flip]:
+    """Tier-1 candidates, best first (see the module docstring); no duplicates."""
     hops = directed_hops(query)
-    if not hops:
-        return []
-    free = [h for h in hops if schema is None or not _pinned(query, h, schema)]
-    groups: list[list[Hop]] = [hops, free]
+    mutual = _mutual(query, hops)
+    free = [
+        h for h in hops
+        if id(h.rel) not in mutual and (schema is None or not _pinned(query, h, schema))
+    ]  # fmt: skip
+    nested = _in_expressions(query)
+    main = [h for h in free if id(h.rel) not in nested]
+    groups: list[list[Hop]] = [main, free]
     if len(free) > 1:
-        groups += [[h] for h in free[:max_single]]
-    out: list[str] = []
+        ordered = main + [h for h in free if id(h.rel) in nested]
+        groups += [[h] for h in ordered[:max_single]]
+    out: list[Flip] = []
     for group in groups:
         if not group:
             continue
-        text = apply_edits(query.text, [e for hop in group for e in flip_edits(hop.rel)])
-        if text not in out:
-            out.append(text)
+        edits = tuple(e for hop in group for e in flip_edits(hop.rel))
+        text = apply_edits(query.text, list(edits))
+        if all(f.text != text for f in out):
+            safe = schema is not None and all(_safe_flip(query, h, schema) for h in group)
+            out.append(Flip(text, safe, edits))
     return out
 
 
@@ -126,6 +151,50 @@ def _pinned(query: CypherQuery, hop: Hop, schema: SchemaCatalog) -> bool:
     forward = any(schema.fits(start, t, end) for t in types)
     backward = any(schema.fits(end, t, start) for t in types)
     return forward and not backward
+
+
+def _safe_flip(query: CypherQuery, hop: Hop, schema: SchemaCatalog) -> bool:
+    """The schema says this arrow is written the wrong way round (see the module docstring)."""
+    types = admissible_types(hop.rel.types, schema)
+    if not types:
+        return False
+    for t in types:
+        pairs = {(d.start, d.end) for d in schema.declarations(t)}
+        if any(s == e or (e, s) in pairs for s, e in pairs):
+            return False
+    left, right = endpoint_labels(query, hop.left), endpoint_labels(query, hop.right)
+    start, end = (right, left) if hop.rel.direction == "in" else (left, right)
+    if not any(schema.fits(end, t, start) for t in types):
+        return False
+    return not (start or end) or not any(schema.fits(start, t, end) for t in types)
+
+
+def _mutual(query: CypherQuery, hops: list[Hop]) -> set[int]:
+    """ids of arrows whose query also has the same type the other way between the same two
+    variables (`(a)-[:F]->(b)-[:F]->(a)`, `(a)-[:F]->(b), (b)-[:F]->(a)`)."""
+    seen: dict[tuple[str, str, frozenset[str]], list[int]] = {}
+    for hop in hops:
+        if hop.left.variable is None or hop.right.variable is None:
+            continue
+        a, b = hop.left.variable.name, hop.right.variable.name
+        start, end = (b, a) if hop.rel.direction == "in" else (a, b)
+        types = frozenset(n.name for n in type_names(hop.rel.types))
+        seen.setdefault((start, end, types), []).append(id(hop.rel))
+    out: set[int] = set()
+    for (start, end, types), rels in seen.items():
+        if start != end and (end, start, types) in seen:
+            out.update(rels)
+    return out
+
+
+def _in_expressions(query: CypherQuery) -> set[int]:
+    """ids of relationships inside expressions: pattern predicates and comprehensions,
+    `size(…)`, EXISTS / COUNT / COLLECT subqueries."""
+    holders = (ast.PatternPredicate, ast.PatternComprehension, ast.SubqueryExpr)
+    return {
+        id(n) for holder in query.find(*holders) for n in holder.walk()
+        if isinstance(n, ast.RelPattern)
+    }  # fmt: skip
 
 
 # ---------------------------------------------------------------- relaxation

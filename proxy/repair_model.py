@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from proxy.backends.base import BackendError, ResultStream, ResultSummary
+from proxy.errors import ConfigError
 from proxy.model import Action, Finding, Verdict
 
 ROWS, EMPTY, ERROR, BLOCKED = "rows", "empty", "error", "blocked"
+SPECULATIVE_MODES = ("suggest", "apply")
 
 
 async def await_me_maybe(value: Any) -> Any:
@@ -28,22 +30,29 @@ async def await_me_maybe(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class RepairSettings:
-    """`[repair]` of the configuration."""
+    """`[repair]` of the configuration. `speculative` says what happens to a repair whose
+    fault is not certain (DESIGN §6): "suggest" (default) offers it as a notification,
+    "apply" applies it; a client that sends its question opts in either way."""
 
     enabled: bool = True
     budget: int = 3
     tier1: bool = True
     grounding: bool = True
     relaxation: bool = True
+    speculative: str = "suggest"
 
     @classmethod
     def from_config(cls, repair: Mapping[str, Any]) -> RepairSettings:
+        speculative = str(repair.get("speculative", "suggest"))
+        if speculative not in SPECULATIVE_MODES:
+            raise ConfigError("repair.speculative", f"must be one of {SPECULATIVE_MODES}")
         return cls(
             enabled=bool(repair.get("enabled", True)),
             budget=max(0, int(repair.get("budget", 3))),
             tier1=bool(repair.get("tier1", True)),
             grounding=bool(repair.get("grounding", True)),
             relaxation=bool(repair.get("relaxation", True)),
+            speculative=speculative,
         )
 
 
@@ -119,8 +128,11 @@ class RepairOutcome:
         """`base` (the guard's verdict on the client query) with the repair's findings."""
         if len(self.attempts) <= 1:
             return base
-        action = Action.REWRITE if self.repaired else base.action
-        return Verdict(action, self.query, (*base.findings, *self.findings), base.original)
+        findings = (*base.findings, *self.findings)
+        if not self.repaired:  # the client's own query ran: only the notes are new
+            return replace(base, findings=findings)
+        return replace(base, action=Action.REWRITE, query=self.query, findings=findings,
+                       forward="")  # fmt: skip
 
 
 class PeekedStream:

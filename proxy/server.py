@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -22,11 +23,11 @@ from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError, QueryGuardError
 from proxy.metrics import Metrics, fan_out
-from proxy.model import Verdict
+from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair import build_repairer
 from proxy.schema import SchemaCatalog
-from proxy.schema_refresh import SchemaRefresher
+from proxy.schema_source import SchemaSource
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +43,18 @@ def split_address(value: str, key: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def cypher_guard(guard: Guard) -> Callable[[str, dict[str, Any]], Verdict]:
-    """The Bolt frontend's guard callable: every RUN is Cypher."""
+def cypher_guard(
+    guard: Guard, note: Callable[[], Finding | None] | None = None
+) -> Callable[[str, dict[str, Any]], Verdict]:
+    """The Bolt frontend's guard callable: every RUN is Cypher. `note` adds a finding to each
+    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema)."""
 
     def check(query: str, parameters: dict[str, Any]) -> Verdict:
-        return guard.check(query, "cypher")
+        verdict = guard.check(query, "cypher")
+        extra = note() if note is not None else None
+        if extra is None or verdict.blocked:
+            return verdict
+        return dataclasses.replace(verdict, findings=(*verdict.findings, extra))
 
     return check
 
@@ -66,7 +74,7 @@ class ProxyServer:
         self.schema: SchemaCatalog | None = None
         self.bolt: Any = None
         self.audit: AuditLog | None = None
-        self.refresher: SchemaRefresher | None = None
+        self.source: SchemaSource | None = None  # where the schema comes from, and when
         self.gremlin: Any = None  # GremlinFrontend when [server] gremlin is set
         self.gremlin_service: Any = None  # GremlinService when a Gremlin graph is configured
         self.http: Any = None  # HttpFrontend when [server] http is set
@@ -83,6 +91,11 @@ class ProxyServer:
         return f"{self.bolt.host}:{self.bolt.port}"
 
     @property
+    def schema_source(self) -> str:
+        """How the schema was (or will be) obtained (`serve` prints it)."""
+        return self.source.description if self.source is not None else ""
+
+    @property
     def backend_description(self) -> str:
         if self.embedded is not None:
             return f"embedded FalkorDB {self.embedded.url} (data {self.embedded.data_dir})"
@@ -96,12 +109,14 @@ class ProxyServer:
             )
             self.on_query = fan_out(self.audit, self.metrics)
             self.backend = await self._start_backend()
-            self.schema = await self._load_schema()
+            self.source = SchemaSource(self.config, self.backend, self._backend_auth_hook())
+            self.schema = await self.source.load()
             self.guard = build_guard(
                 self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
             )
             self.guard.warm_up()  # the first client query must not pay for building parsers
-            self._start_schema_refresh()
+            self.source.start(self.guard, self._found_schema)
+            log.info("schema: %s", self.schema_source)
             await self._start_frontends()
         except BaseException:
             await self.close()
@@ -111,9 +126,8 @@ class ProxyServer:
         """Stop listening, then the backend, then the embedded database (each step runs even
         when an earlier one fails)."""
         try:
-            if self.refresher is not None:
-                refresher, self.refresher = self.refresher, None
-                await refresher.close()
+            if self.source is not None:
+                await self.source.close()
             if self.bolt is not None:
                 bolt, self.bolt = self.bolt, None
                 await bolt.close()
@@ -162,37 +176,8 @@ class ProxyServer:
         await backend.start()
         return backend
 
-    async def _load_schema(self) -> SchemaCatalog | None:
-        threshold = self.config.guard.reciprocity_threshold
-        path = str(self.config.guard_raw["schema"])
-        if path:
-            return SchemaCatalog.load(path, reciprocity_threshold=threshold)
-        if not self.config.guard_raw["discover_schema"]:
-            return None
-        from proxy.discovery import discover_schema
-
-        try:
-            data = await discover_schema(self.backend, reciprocity_threshold=threshold)
-        except Exception as exc:  # a proxy without a schema still guards security and limits
-            log.warning("schema discovery failed, schema rules are off: %s", exc)
-            return None
-        return SchemaCatalog.from_dict(data, reciprocity_threshold=threshold)
-
-    def _start_schema_refresh(self) -> None:
-        """Re-discover a discovered schema every `guard.schema_ttl_seconds` (0: never)."""
-        ttl = int(self.config.guard_raw["schema_ttl_seconds"])
-        if self.schema is None or self.config.guard_raw["schema"] or ttl <= 0:
-            return
-        from proxy.discovery import discover_schema
-
-        backend, threshold = self.backend, self.config.guard.reciprocity_threshold
-        assert self.guard is not None
-
-        async def discover() -> dict[str, Any]:
-            return await discover_schema(backend, reciprocity_threshold=threshold)
-
-        self.refresher = SchemaRefresher(self.guard, discover, ttl, threshold)
-        self.refresher.start()
+    def _found_schema(self, schema: SchemaCatalog) -> None:
+        self.schema = schema
 
     async def _start_frontends(self) -> None:
         await self._start_gremlin()
@@ -210,7 +195,7 @@ class ProxyServer:
         self.bolt = BoltFrontend(
             host,
             port,
-            cypher_guard(self.guard),
+            cypher_guard(self.guard, self.source.note if self.source else None),
             self.backend,
             advertised,
             on_query=self.on_query,
@@ -279,6 +264,12 @@ class ProxyServer:
         return {"backend": backend, "schema": schema}
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
+        """The backend's hook, followed by schema discovery in the first session that gets in
+        while the schema waits for a client's credentials (`SchemaSource`)."""
+        check = self._backend_auth_hook()
+        return self.source.wrap_authenticate(check) if self.source is not None else check
+
+    def _backend_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
         backend also checks them upstream at LOGON)."""
         if not getattr(self.backend, "passthrough", False):
@@ -418,6 +409,7 @@ async def _serve(config: Config) -> int:
             return 1
         where = f"bolt://{server.bolt_address}" if server.bolt is not None else "no listener"
         print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        print(f"query-guard schema: {server.schema_source}", flush=True)
         if server.http is not None:
             print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
                   flush=True)  # fmt: skip

@@ -102,6 +102,8 @@ class QueryService:
     ) -> QueryResult:
         started = time.perf_counter()
         final = verdict.to_run
+        if verdict.explain:  # answered by the proxy: no rows, never executed (DESIGN §4.5)
+            return QueryResult(verdict, query=final)
 
         async def execute(text: str, parameters: dict[str, Any]) -> ResultStream:
             if tx is not None:

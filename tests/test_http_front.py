@@ -207,3 +207,11 @@ def test_mcp_over_streamable_http(base: str) -> None:
     names, result = asyncio.run(go())
     assert {"read_cypher", "get_context", "check_query"} <= names
     assert result["rows"] == [[1956]]
+
+
+def test_explain_is_answered_without_rows_and_never_executed(base: str) -> None:
+    query = "/db/neo4j/query/v2"
+    status, body = call(base, "POST", query, {"statement": "EXPLAIN CREATE (:QgProbe {n: 1})"})
+    assert status == 202 and body["data"]["values"] == []
+    status, body = call(base, "POST", query, {"statement": "MATCH (n:QgProbe) RETURN count(n)"})
+    assert body["data"]["values"] == [[0]]

@@ -111,3 +111,50 @@ def test_errors_are_retried_in_auto_commit_only_and_still_reach_the_client(
         with pytest.raises(nex.Neo4jError):
             s.run("MATCH (p:Person) RETURN p.name / 0 AS x").consume()
         assert s.run("RETURN 2 AS two").single()["two"] == 2
+
+
+JESSICA = (
+    "MATCH (p:Person {name: 'Jessica Thompson'})-[:FOLLOWS]->(f:Person) RETURN f.name AS name"
+)
+MUTUAL = "MATCH (a:Person)-[:FOLLOWS]->(b:Person)-[:FOLLOWS]->(a) RETURN a.name AS a, b.name AS b"
+
+
+def test_a_correct_empty_answer_stays_empty_and_the_flip_is_only_suggested(
+    server: RepairingServer,
+) -> None:
+    # "Who does Jessica Thompson follow?" Nobody: FOLLOWS is Person -> Person, so the reversed
+    # arrow (her followers) is a different question, offered but not applied
+    with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver:
+        records, summary, _ = driver.execute_query(JESSICA)
+    assert records == []
+    codes = [n["code"] for n in summary.notifications]
+    assert "DIR.FLIPPED_ON_EMPTY" not in codes
+    (offer,) = [n for n in summary.notifications if n["code"] == "REPAIR.SUGGESTED"]
+    assert "would return 2 row(s)" in offer["title"]
+    assert "(p:Person {name: 'Jessica Thompson'})<-[:FOLLOWS]-(f:Person)" in offer["title"]
+    assert server.events[-1]["final_query"].startswith(JESSICA)
+
+
+def test_with_the_question_the_speculative_flip_is_applied_and_reported(
+    server: RepairingServer,
+) -> None:
+    question = "Who follows Jessica Thompson?"
+    with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver:
+        records, summary, _ = driver.execute_query(
+            neo4j.Query(JESSICA, metadata={"question": question})
+        )
+    assert sorted(r["name"] for r in records) == ["Angela Scope", "James Thompson"]
+    flipped = [n for n in summary.notifications if n["code"] == "DIR.FLIPPED_ON_EMPTY"]
+    assert flipped and "the client opted in" in flipped[0]["title"]
+
+
+def test_a_mutual_pattern_is_never_flipped(server: RepairingServer) -> None:
+    with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver:
+        records, summary, _ = driver.execute_query(
+            neo4j.Query(MUTUAL, metadata={"question": "Which people follow each other?"})
+        )
+    assert records == []
+    codes = {n["code"] for n in summary.notifications}
+    assert not codes & {"DIR.FLIPPED_ON_EMPTY", "REPAIR.SUGGESTED"}
+    assert all("FOLLOWS]->(b:Person)-[:FOLLOWS]->(a)" in a["query"]
+               for a in server.events[-1].get("repair", []))  # fmt: skip

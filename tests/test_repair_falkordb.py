@@ -27,7 +27,11 @@ MOVIES = SchemaCatalog.from_dict(
 
 
 def repair(
-    url: str, text: str, schema: SchemaCatalog | None = MOVIES, **repair_cfg: Any
+    url: str,
+    text: str,
+    schema: SchemaCatalog | None = MOVIES,
+    question: str | None = None,
+    **repair_cfg: Any,
 ) -> tuple[RepairOutcome, list[list[Any]]]:
     config = parse_config({"repair": repair_cfg})
     guard = build_guard(config, schema, entry_points=False)
@@ -38,7 +42,9 @@ def repair(
         backend = FalkorDBBackend(url, read_only=True)
         try:
             verdict = guard.check(text)
-            out = await repairer.run(verdict.query, execute=backend.run, check=guard.check)
+            out = await repairer.run(
+                verdict.query, execute=backend.run, check=guard.check, question=question
+            )
             rows = await collect(out.stream) if out.stream is not None else []
             return out, rows
         finally:
@@ -51,8 +57,10 @@ def repair(
 def test_tier1_fixes_a_reversed_arrow_between_unlabelled_endpoints(
     movies_url: str, schema: SchemaCatalog | None
 ) -> None:
+    # ACTED_IN is declared one way only, Person -> Movie: with the schema the flip is safe;
+    # without one it is speculative and needs the client's question
     text = "MATCH (m {title: 'The Matrix'})-[:ACTED_IN]->(p) RETURN p.name AS name"
-    out, rows = repair(movies_url, text, schema)
+    out, rows = repair(movies_url, text, schema, None if schema else "Who acted in it?")
     assert "(m {title: 'The Matrix'})<-[:ACTED_IN]-(p)" in out.query
     assert sorted(r[0] for r in rows) == [
         "Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne",
@@ -72,14 +80,24 @@ def test_multi_hop_with_one_wrong_arrow_is_fixed_by_a_single_flip(movies_url: st
         "MATCH (a {name: 'Keanu Reeves'})-[:ACTED_IN]->(m)-[:DIRECTED]->(d) "
         "RETURN DISTINCT d.name AS director"
     )
-    out, rows = repair(movies_url, text, None)
+    out, rows = repair(movies_url, text, None, "Who directed Keanu's films?")
     assert {r[0] for r in rows} >= {"Lana Wachowski", "Lilly Wachowski"}
     assert "(m)<-[:DIRECTED]-(d)" in out.query and "-[:ACTED_IN]->" in out.query
 
 
-def test_relaxation_recovers_a_case_mistake(movies_url: str) -> None:
+def test_a_case_mistake_is_fixed_safely_with_the_one_stored_value(movies_url: str) -> None:
     text = "MATCH (p:Person {name: 'keanu reeves'})-[:ACTED_IN]->(m:Movie) RETURN m.title"
     out, rows = repair(movies_url, text)
+    assert len(rows) == 7 and "{name: 'Keanu Reeves'}" in out.query
+    (note,) = [f for f in out.findings if f.code == "ENT.LITERAL" and f.rule == "repair.grounding"]
+    assert "used 'Keanu Reeves' (equal but for case)" in note.message
+    # the case-insensitive relaxation came first: speculative, so only offered
+    assert any(f.code == "REPAIR.SUGGESTED" for f in out.findings)
+
+
+def test_relaxation_recovers_a_case_mistake(movies_url: str) -> None:
+    text = "MATCH (p:Person {name: 'keanu reeves'})-[:ACTED_IN]->(m:Movie) RETURN m.title"
+    out, rows = repair(movies_url, text, question="What did Keanu Reeves act in?")
     assert len(rows) == 7
     assert "toLower(p.name) = toLower('keanu reeves')" in out.query
     assert out.attempts[-1].source == "relaxation"
@@ -89,9 +107,20 @@ def test_relaxation_recovers_a_case_mistake(movies_url: str) -> None:
 def test_the_matrix_without_relaxation_gets_grounding_notes(movies_url: str) -> None:
     text = "MATCH (m:Movie {title: 'the matrix'})<-[:ACTED_IN]-(p:Person) RETURN p.name"
     out, rows = repair(movies_url, text, relaxation=False)
-    assert rows == []
+    assert len(rows) == 5 and "{title: 'The Matrix'}" in out.query
     notes = [f.message for f in out.findings if f.code == "ENT.LITERAL"]
     assert notes and "stored: 'The Matrix'" in notes[0]
+
+
+def test_a_substring_literal_is_grounded_only_on_opt_in(movies_url: str) -> None:
+    text = "MATCH (m:Movie {title: 'Matrix Reloaded'})<-[:ACTED_IN]-(p:Person) RETURN p.name"
+    out, rows = repair(movies_url, text, relaxation=False)
+    assert rows == [] and out.query.startswith(text)
+    (offer,) = [f for f in out.findings if f.code == "REPAIR.SUGGESTED"]
+    assert "'The Matrix Reloaded'" in (offer.hint or "") and "ENT.LITERAL" in offer.message
+    out, rows = repair(movies_url, text, question="Who acted in Matrix Reloaded?")
+    assert rows and "{title: 'The Matrix Reloaded'}" in out.query
+    assert any("the only stored value containing it" in f.message for f in out.findings)
 
 
 def test_a_correct_but_empty_query_is_returned_as_it_was(movies_url: str) -> None:
@@ -114,12 +143,16 @@ def test_repair_can_be_switched_off(movies_url: str) -> None:
 def test_a_flip_whose_rows_are_all_null_is_not_an_answer(movies_url: str) -> None:
     # flipping ACTED_IN alone also matches (p:Movie)<-…-(m:Person): rows of nulls, rejected
     text = "MATCH (p)-[:ACTED_IN]->(m)-[:DIRECTED]->(p) RETURN p.name AS name, m.title AS title"
-    out, rows = repair(movies_url, text, None)
+    out, rows = repair(movies_url, text, None, "Who directed a film they acted in?")
     assert "(p)-[:ACTED_IN]->(m)<-[:DIRECTED]-(p)" in out.query
     assert rows and all(name is not None for name, _ in rows)
 
 
 def test_a_reversed_arrow_and_a_case_mistake_at_once(movies_url: str) -> None:
     text = "MATCH (m {title: 'the matrix'})-[:ACTED_IN]->(p) RETURN p.name AS name"
-    out, rows = repair(movies_url, text)
+    out, rows = repair(movies_url, text, question="Who acted in the matrix?")
     assert len(rows) == 5 and out.attempts[-1].source == "tier1+relaxation"
+    # without the question: the safe flip and the safe literal fix, together
+    out, rows = repair(movies_url, text)
+    assert len(rows) == 5 and out.attempts[-1].source == "grounding"
+    assert "(m {title: 'The Matrix'})<-[:ACTED_IN]-(p)" in out.query

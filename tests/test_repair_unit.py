@@ -88,13 +88,52 @@ def test_reverse_all_directions_edits_only_the_arrows() -> None:
 def test_flip_candidates_add_single_flips_of_unpinned_arrows() -> None:
     text = "MATCH (p:Person)-[:ACTED_IN]->(m:Movie)<-[:DIRECTED]-(d)-[:FOLLOWS]->(x) RETURN p"
     out = flip_candidates(q(text), SCHEMA, max_single=3)
-    assert out[0].count("<-[:ACTED_IN]-") == 1  # all reversed comes first
-    # the ACTED_IN arrow is pinned by the schema, so no candidate flips it alone
-    assert all("(p:Person)-[:ACTED_IN]->" in c for c in out[1:])
-    assert len(out) == 4  # all, both unpinned, each unpinned alone
-    assert flip_candidates(q("MATCH (a)-[:X]->(b) RETURN a"), None, 3) == [
+    # the ACTED_IN arrow is pinned by the schema, so no candidate flips it
+    assert all("(p:Person)-[:ACTED_IN]->" in c.text for c in out)
+    assert [c.text.count("-[:DIRECTED]->") + c.text.count("<-[:FOLLOWS]-") for c in out] == [
+        2, 1, 1,
+    ]  # fmt: skip  # both unpinned arrows, then each alone
+    assert not any(c.safe for c in out)  # DIRECTED reversed would not fit the schema
+    assert [c.text for c in flip_candidates(q("MATCH (a)-[:X]->(b) RETURN a"), None, 3)] == [
         "MATCH (a)<-[:X]-(b) RETURN a"
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "safe"),
+    [
+        ("MATCH (m:Movie)-[:ACTED_IN]->(p:Person) RETURN p", True),  # declared one way only
+        ("MATCH (m {title: 'x'})-[:ACTED_IN]->(p) RETURN p", True),
+        ("MATCH (m:Movie)-[:ACTED_IN]->(p) RETURN p", True),
+        ("MATCH (a:Person)-[:FOLLOWS]->(b:Person) RETURN b", False),  # same label
+        ("MATCH (a)-[:KNOWS]->(b) RETURN b", False),  # declared both ways
+        ("MATCH (m:Movie)-->(p:Person) RETURN p", False),  # untyped: FOLLOWS could be meant
+    ],
+)
+def test_a_flip_is_safe_only_when_the_schema_pins_the_other_direction(
+    text: str, safe: bool
+) -> None:
+    schema = SchemaCatalog.from_triples(
+        "(Person, ACTED_IN, Movie), (Person, FOLLOWS, Person), (Person, KNOWS, Movie), "
+        "(Movie, KNOWS, Person)"
+    )
+    (flip,) = flip_candidates(q(text), schema, max_single=3)
+    assert flip.safe is safe
+
+
+def test_mutual_arrows_are_never_flipped_and_match_arrows_come_first() -> None:
+    schema = SchemaCatalog.from_triples("(Person, FOLLOWS, Person), (Person, ACTED_IN, Movie)")
+    mutual = "MATCH (a:Person)-[:FOLLOWS]->(b:Person)-[:FOLLOWS]->(a) RETURN a, b"
+    assert flip_candidates(q(mutual), schema, 3) == []
+    apart = "MATCH (a)-[:FOLLOWS]->(b), (b)-[:FOLLOWS]->(a) RETURN a"
+    assert flip_candidates(q(apart), schema, 3) == []
+    nested = (
+        "MATCH (p)-[:FOLLOWS]->(q) WHERE size([(p)<-[:FOLLOWS]-(x) | x]) > 1 "
+        "RETURN q"
+    )
+    texts = [c.text for c in flip_candidates(q(nested), schema, 3)]
+    assert texts[0].startswith("MATCH (p)<-[:FOLLOWS]-(q) WHERE size([(p)<-[:FOLLOWS]-(x)")
+    assert texts[-1].startswith("MATCH (p)-[:FOLLOWS]->(q) WHERE size([(p)-[:FOLLOWS]->(x)")
 
 
 # ---------------------------------------------------------------- relaxation
@@ -217,8 +256,14 @@ def repairer(plugin: object | None = None, **settings: Any) -> Repairer:
     return Repairer(RepairSettings(**settings), pm, GuardContext(schema=SCHEMA))
 
 
-def run(r: Repairer, db: Script, text: str, check: Callable[[str], Verdict] = allow) -> Any:
-    return asyncio.run(r.run(text, execute=db.execute, check=check))
+def run(
+    r: Repairer,
+    db: Script,
+    text: str,
+    check: Callable[[str], Verdict] = allow,
+    question: str | None = None,
+) -> Any:
+    return asyncio.run(r.run(text, execute=db.execute, check=check, question=question))
 
 
 def test_rows_at_once_take_one_attempt_and_stream_everything() -> None:
@@ -228,10 +273,23 @@ def test_rows_at_once_take_one_attempt_and_stream_everything() -> None:
     assert asyncio.run(collect(out.stream)) == [[1], [2], [3]]
 
 
-def test_tier1_keeps_the_flip_only_when_rows_appear() -> None:
+def test_a_speculative_flip_is_only_suggested_without_opt_in() -> None:
+    text, flipped = "MATCH (a)-[:X]->(b) RETURN a", "MATCH (a)<-[:X]-(b) RETURN a"
+    out = run(repairer(), Script({flipped: [[1], [2], [3]]}), text)
+    assert out.query == text and not out.repaired and out.stop == "suggested"
+    (offer,) = [f for f in out.findings if f.code == "REPAIR.SUGGESTED"]
+    assert offer.hint == flipped and "DIR.FLIPPED_ON_EMPTY" in offer.message
+    assert "3 row(s)" in offer.message and "question" in offer.message
+    assert asyncio.run(collect(out.stream)) == []  # the client's own (empty) answer
+
+
+@pytest.mark.parametrize("opt_in", ["question", "config"])
+def test_tier1_keeps_the_flip_only_when_rows_appear(opt_in: str) -> None:
     flipped = "MATCH (a)<-[:X]-(b) RETURN a"
     db = Script({flipped: [[1]]})
-    out = run(repairer(), db, "MATCH (a)-[:X]->(b) RETURN a")
+    r = repairer(speculative="apply") if opt_in == "config" else repairer()
+    question = "who?" if opt_in == "question" else None
+    out = run(r, db, "MATCH (a)-[:X]->(b) RETURN a", question=question)
     assert out.query == flipped and out.repaired
     assert [(a.source, a.outcome) for a in out.attempts] == [("client", EMPTY), ("tier1", ROWS)]
     assert "DIR.FLIPPED_ON_EMPTY" in [f.code for f in out.findings]
@@ -244,7 +302,7 @@ def test_a_plugin_candidate_is_guarded_and_a_blocked_one_never_runs() -> None:
         RepairCandidate("MATCH (n:Good) RETURN n", "FIL.Y"),
     )
     db = Script({"MATCH (n:Good) RETURN n": [[7]]})
-    out = run(repairer(plugin), db, "MATCH (n:Bad) RETURN n")
+    out = run(repairer(plugin, speculative="apply"), db, "MATCH (n:Bad) RETURN n")
     assert [a.outcome for a in out.attempts] == [EMPTY, BLOCKED, ROWS]
     assert "MATCH (n) DETACH DELETE n" not in db.ran
     assert out.query == "MATCH (n:Good) RETURN n"
@@ -257,7 +315,7 @@ def test_ping_pong_stops_and_returns_the_current_query() -> None:
         RepairCandidate("MATCH (a) RETURN a", "A.TWO"),
     )
     db = Script({})
-    out = run(repairer(plugin), db, "MATCH (a) RETURN a")
+    out = run(repairer(plugin, speculative="apply"), db, "MATCH (a) RETURN a")
     assert out.stop == "ping-pong" and out.query == "MATCH (b) RETURN b"
     assert db.ran.count("MATCH (a) RETURN a") == 1
 
@@ -268,15 +326,15 @@ def test_same_code_twice_stops_after_running_the_second_candidate() -> None:
         RepairCandidate("MATCH (c) RETURN c", "ENT.LITERAL"),
         RepairCandidate("MATCH (d) RETURN d", "ENT.LITERAL"),
     )
-    out = run(repairer(plugin, budget=5), Script({}), "MATCH (a) RETURN a")
+    out = run(repairer(plugin, budget=5), Script({}), "MATCH (a) RETURN a", question="?")
     assert out.stop == "same diagnosis twice" and out.query == "MATCH (c) RETURN c"
     assert len(plugin.requests) == 2
 
 
 def test_budget_bounds_the_plugin_rounds_and_errors_are_repaired() -> None:
     plugin = Proposer(*(RepairCandidate(f"MATCH (n{i}) RETURN 1", f"C.{i}") for i in range(9)))
-    db = Script({"RETURN oops": BackendError("Unknown function 'oops'")})
-    out = run(repairer(plugin, budget=2), db, "RETURN oops")
+    db = Script({"MATCH (n) RETURN oops(n)": BackendError("Unknown function 'oops'")})
+    out = run(repairer(plugin, budget=2), db, "MATCH (n) RETURN oops(n)", question="?")
     assert out.attempts[0].outcome == ERROR and len(plugin.requests) == 2
     assert plugin.requests[0].error == "Unknown function 'oops'"
     assert out.stop == "budget exhausted" and out.error is None
@@ -298,3 +356,28 @@ def test_writes_are_never_retried() -> None:
         "MATCH (a)-[:X]->(b) SET a.x = 1",
     )
     assert out.stop == "not a read query" and db.ran == ["MATCH (a)-[:X]->(b) SET a.x = 1"]
+
+
+def test_a_plugin_rewrite_is_offered_not_applied_without_opt_in() -> None:
+    plugin = Proposer(RepairCandidate("MATCH (n:Good) RETURN n", "FIL.Y"))
+    db = Script({"MATCH (n:Good) RETURN n": [[7]]})
+    out = run(repairer(plugin), db, "MATCH (n:Bad) RETURN n")
+    assert out.query == "MATCH (n:Bad) RETURN n" and out.stop == "suggested"
+    assert any(f.code == "REPAIR.SUGGESTED" and "FIL.Y" in f.message for f in out.findings)
+
+
+@pytest.mark.parametrize(
+    "text", ["RETURN 1 AS one", "EXPLAIN MATCH (a)-[:X]->(b) RETURN a", "UNWIND [] AS x RETURN x"]
+)
+def test_explain_and_queries_without_a_match_are_never_repaired(text: str) -> None:
+    db = Script({})
+    out = run(repairer(Proposer(RepairCandidate("MATCH (n) RETURN n"))), db, text, question="?")
+    assert len(out.attempts) == 1 and db.ran == [text]
+
+
+def test_a_candidate_that_is_not_a_plain_read_never_runs() -> None:
+    plugin = Proposer(RepairCandidate("EXPLAIN CREATE (n)", "PAT.X"))
+    db = Script({})
+    out = run(repairer(plugin, budget=1), db, "MATCH (n:Bad) RETURN n", question="?")
+    assert [a.outcome for a in out.attempts] == [EMPTY, BLOCKED]
+    assert db.ran == ["MATCH (n:Bad) RETURN n"]

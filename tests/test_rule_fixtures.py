@@ -1,4 +1,5 @@
-"""Fixture pairs per rule: tests/fixtures/<rule>/<case>.cypher (format: tests/fixture_format.py).
+"""Fixture pairs per rule: tests/fixtures/<rule>/<case>.cypher or .sql (format:
+tests/fixture_format.py; a .sql case is checked as SQL in `config: sql_dialect=…`).
 
 Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `config`
 (`key=value` pairs for [guard]), expected `codes` and `action`. Only the named rule runs.
@@ -21,7 +22,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _cases() -> list[Path]:
-    return sorted(p for p in FIXTURES.glob("*/*.cypher"))
+    return sorted(p for pattern in ("*/*.cypher", "*/*.sql") for p in FIXTURES.glob(pattern))
 
 
 def _parse_fixture(path: Path) -> tuple[dict[str, str], str, str]:
@@ -40,10 +41,14 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
     return Guard(pm, GuardContext(schema=schema, settings=config.guard))
 
 
+def _language(path: Path) -> str:
+    return "sql" if path.suffix == ".sql" else "cypher"
+
+
 @pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_rule_fixture(path: Path) -> None:
     headers, source, expected = _parse_fixture(path)
-    verdict = _guard(path.parent.name, headers).check(source)
+    verdict = _guard(path.parent.name, headers).check(source, _language(path))
     assert verdict.action == headers.get("action", verdict.action)
     assert verdict.query == expected
     if "codes" in headers:

@@ -68,6 +68,9 @@ class ResultSummary:
     t_last_ms: int = 0
     # GQL status objects a Bolt >= 5.5 upstream sent (its own outcome status included)
     statuses: list[dict[str, Any]] = field(default_factory=list)
+    # an execution plan in Neo4j's shape ({operatorType, args, identifiers, children}): the
+    # answer to an EXPLAIN
+    plan: dict[str, Any] | None = None
 
 
 class BackendError(Exception):

@@ -198,6 +198,7 @@ def to_summary(summary: neo4j.ResultSummary) -> ResultSummary:
         server=summary.server.agent or "",
         t_first_ms=summary.result_available_after or 0,
         t_last_ms=summary.result_consumed_after or 0,
+        plan=summary.plan if isinstance(summary.plan, dict) else None,
     )
 
 
@@ -345,6 +346,14 @@ class BoltBackend:
             await session.close()
             raise map_error(exc) from exc
         return BoltResult(result, keys, session.close, session)
+
+    async def explain(
+        self, query: str, parameters: dict[str, Any] | None = None, database: str | None = None
+    ) -> dict[str, Any] | None:
+        """The upstream's plan for `query`, sent as `EXPLAIN …` (planned, never run)."""
+        result = await self.run("EXPLAIN " + query, parameters or {}, database)
+        await result.fetch(-1)
+        return result.summary().plan
 
     async def begin(
         self, database: str | None = None, metadata: dict[str, Any] | None = None

@@ -213,6 +213,14 @@ class BoltRelayBackend:
             return result
         raise AssertionError("unreachable")
 
+    async def explain(
+        self, query: str, parameters: dict[str, Any] | None = None, database: str | None = None
+    ) -> dict[str, Any] | None:
+        """The upstream's plan for `query`, sent as `EXPLAIN …` (planned, never run)."""
+        result = await self.run("EXPLAIN " + query, parameters or {}, database)
+        await result.fetch(-1)
+        return result.summary().plan
+
     async def begin(
         self, database: str | None = None, metadata: dict[str, Any] | None = None
     ) -> RelayTransaction:

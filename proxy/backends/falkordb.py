@@ -173,6 +173,17 @@ class FalkorDBBackend:
     ) -> FalkorDBTransaction:
         return FalkorDBTransaction(self, database or self.graph, metadata or {})
 
+    async def explain(
+        self, query: str, parameters: dict[str, Any] | None = None, database: str | None = None
+    ) -> dict[str, Any] | None:
+        """The plan of `query` (`GRAPH.EXPLAIN`: planned, never run; parameters need no
+        values, so none are sent) in Neo4j's plan shape."""
+        try:
+            lines = await self._command("GRAPH.EXPLAIN", database or self.graph, query)
+        except RespError as exc:
+            raise backend_error(str(exc)) from exc
+        return plan_tree([text(line) for line in lines or []])
+
     async def list_graphs(self) -> list[str]:
         return sorted(text(name) for name in await self._command("GRAPH.LIST"))
 
@@ -282,6 +293,34 @@ class FalkorDBBackend:
                 tables.append([text(row[0]) for row in reply[1]])
             schema.labels, schema.types, schema.keys = tables
             schema.version = version
+
+
+def plan_tree(lines: list[str]) -> dict[str, Any] | None:
+    """FalkorDB's indented plan (`Results` / `    Project` / `        Node By Label Scan |
+    (p:Person)`) as nested Neo4j plan maps: operatorType, args (`details`), children."""
+    root: dict[str, Any] | None = None
+    stack: list[tuple[int, dict[str, Any]]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip(" "))
+        name, _, details = line.strip().partition("|")
+        op: dict[str, Any] = {
+            "operatorType": name.strip(),
+            "args": {"details": details.strip()} if details.strip() else {},
+            "identifiers": [],
+            "children": [],
+        }
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            stack[-1][1]["children"].append(op)
+        elif root is None:
+            root = op
+        else:  # a second top-level operator: keep the first as the root
+            root["children"].append(op)
+        stack.append((depth, op))
+    return root
 
 
 class FalkorDBTransaction:

@@ -13,7 +13,8 @@ from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
 from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, raw_source
-from proxy.model import Action, Verdict
+from proxy.explain import answer_explain
+from proxy.model import Action, Finding, Verdict
 from proxy.repair import PEEK
 from proxy.repair_candidates import is_blank
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from proxy.bolt.values import ValueCodec
 
 log = logging.getLogger("proxy.bolt")
+
+PROXY_ANSWERED = "COMPAT.PROCEDURE"  # the finding on a proxy-answered procedure's rewrite
 
 
 class QueryHandling:
@@ -129,6 +132,10 @@ class QueryHandling:
             self._enter_failed()
             return None, None
         started = time.perf_counter()
+        if verdict.explain:  # answered here, never executed (and never repaired)
+            answer = await answer_explain(self.ctx.backend, verdict, parameters, database)
+            event.update(backend_ms=_ms(started), explain=True)
+            return answer, verdict
         tx = self._tx if in_tx else None
 
         async def execute(text: str, params: dict[str, Any]) -> ResultStream:
@@ -136,15 +143,18 @@ class QueryHandling:
                 return await tx.run(text, params)
             return await self.ctx.backend.run(text, params, database)
 
+        repairs = _repairable(verdict)
         try:
             stream = await execute(final, parameters)
         except BackendError as exc:
-            if not self._repairs(final, in_tx, exc):
+            if not (repairs and self._repairs(final, in_tx, exc)):
                 event.update(backend_ms=_ms(started), error=exc.code)
                 await self._backend_failed(exc)
                 return None, None
             stream = exc
-        if not isinstance(stream, BackendError) and not self._repairs(final, in_tx, None):
+        if not isinstance(stream, BackendError) and not (
+            repairs and self._repairs(final, in_tx, None)
+        ):
             event["backend_ms"] = _ms(started)
             return stream, verdict
         if not isinstance(stream, BackendError):
@@ -169,7 +179,10 @@ class QueryHandling:
         if len(outcome.attempts) > 1:
             event["repair"] = [a.to_dict() for a in outcome.attempts]
         if outcome.error is not None or outcome.stream is None:
-            exc = outcome.error or BackendError("the repair loop produced no result")
+            exc = _with_suggestions(
+                outcome.error or BackendError("the repair loop produced no result"),
+                outcome.findings,
+            )
             event["error"] = exc.code
             await self._backend_failed(exc)
             return None, None
@@ -229,6 +242,19 @@ class QueryHandling:
                 self._state = State.TX_STREAMING if self._results else State.TX_READY
             else:
                 self._state = State.READY
+
+
+def _repairable(verdict: Verdict) -> bool:
+    """A proxy-answered procedure's rows are the answer: never repaired (DESIGN §6)."""
+    return PROXY_ANSWERED not in verdict.codes
+
+
+def _with_suggestions(exc: BackendError, findings: list[Finding]) -> BackendError:
+    """A failure carries no notifications: a suggested repair goes into its message."""
+    offers = [f.message for f in findings if f.code == "REPAIR.SUGGESTED"]
+    if not offers:
+        return exc
+    return BackendError(exc.message + "\nREPAIR.SUGGESTED: " + "\n".join(offers), exc.code)
 
 
 def _question(metadata: Any) -> str | None:

@@ -229,6 +229,7 @@ def _summary(meta: dict[str, Any]) -> ResultSummary:
         database=db if isinstance(db, str) else None,
         t_last_ms=t_last if type(t_last) is int else 0,
         statuses=_maps(meta.get("statuses")),
+        plan=meta["plan"] if isinstance(meta.get("plan"), dict) else None,
     )
 
 

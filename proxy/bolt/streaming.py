@@ -115,6 +115,8 @@ class ResultPump:
         }
         if summary.counters:
             meta["stats"] = dict(summary.counters)
+        if summary.plan is not None:
+            meta["plan"] = summary.plan
         if summary.bookmark and not result.in_tx:
             meta["bookmark"] = summary.bookmark
         flt = result.filter

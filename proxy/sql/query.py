@@ -1,0 +1,108 @@
+"""A parsed SQL text as the rules see it: the statements (sqlglot expressions), each with its
+character span in the text, and the dialect they were read in.
+
+Parsing failures raise `SqlSyntaxError` with a line, column and offset. The canonical text a
+backend would run is `emit()`: sqlglot's generator on the judged tree (comments dropped), so
+no comment or quoting trick in the client's text reaches the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+N = TypeVar("N", bound=exp.Expression)
+
+
+class SqlSyntaxError(Exception):
+    def __init__(self, message: str, offset: int, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class SqlStatement:
+    tree: exp.Expression
+    span: tuple[int, int]  # start, end (exclusive) in the text, trailing ';' excluded
+
+
+@dataclass
+class SqlQuery:
+    text: str
+    dialect: str
+    statements: list[SqlStatement]
+
+    @classmethod
+    def parse(cls, text: str, dialect: str = "postgres") -> SqlQuery:
+        try:
+            tokens = sqlglot.tokenize(text, read=dialect)
+            trees = sqlglot.parse(text, read=dialect)
+        except ParseError as exc:
+            info = exc.errors[0] if exc.errors else {}
+            line, col = int(info.get("line") or 1), int(info.get("col") or 1)
+            offset = _offset(text, line, col)
+            detail = str(info.get("description") or exc).split("\n")[0]
+            raise SqlSyntaxError(
+                f"line {line}, column {col}: {detail}", offset, line, col
+            ) from None
+        except TokenError as exc:
+            raise SqlSyntaxError(str(exc).split("\n")[0], 0) from None
+        spans = _statement_spans(tokens)
+        # a comment after the last ';' comes back as an empty Semicolon statement
+        statements = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
+        if len(spans) != len(statements):  # defensive: one span per parsed statement
+            spans = [(0, len(text))] * len(statements)
+        pairs = zip(statements, spans, strict=True)
+        return cls(text, dialect, [SqlStatement(t, s) for t, s in pairs])
+
+    def find(self, *types: type[N]) -> Iterator[N]:
+        for statement in self.statements:
+            yield from statement.tree.find_all(*types)
+
+    def span_of(self, node: exp.Expression, statement: SqlStatement) -> tuple[int, int]:
+        """The node's own characters when sqlglot kept its position, else its statement's."""
+        meta = node.meta
+        if "start" in meta and "end" in meta:
+            return int(meta["start"]), int(meta["end"]) + 1
+        for child in node.walk():
+            m = child.meta
+            if "start" in m:
+                return int(m["start"]), int(m["end"]) + 1
+        return statement.span
+
+    def emit(self) -> str:
+        """The judged statements as canonical SQL of the dialect (what a backend runs)."""
+        return ";\n".join(s.tree.sql(dialect=self.dialect, comments=False) for s in self.statements)
+
+
+def _statement_spans(tokens: list[sqlglot.tokens.Token]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    end = 0
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            if start is not None:
+                spans.append((start, end))
+            start = None
+            continue
+        if start is None:
+            start = token.start
+        end = token.end + 1
+    if start is not None:
+        spans.append((start, end))
+    return spans
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    lines = text.split("\n")
+    before = sum(len(x) + 1 for x in lines[: max(line - 1, 0)])
+    return min(before + max(col - 1, 0), len(text))

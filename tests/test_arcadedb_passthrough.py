@@ -1,0 +1,122 @@
+"""In front of an authenticated ArcadeDB with pass-through credentials (the default): the schema
+is discovered with the first client session's credentials, so the schema rules work from that
+session's first query; EXPLAIN is answered with ArcadeDB's plan and never executed."""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import neo4j
+import pytest
+
+from proxy.config import parse_config
+from proxy.server import ProxyThread, cypher_guard
+
+REVERSED = "MATCH (m:Movie {title: 'The Matrix'})-[:ACTED_IN]->(p:Person) RETURN p.name AS name"
+ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]
+
+
+@pytest.fixture(scope="module")
+def proxy(arcadedb_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyThread]:
+    tmp = tmp_path_factory.mktemp("arcadedb-passthrough")
+    config = parse_config(
+        {
+            "server": {"bolt": "127.0.0.1:0", "data_dir": str(tmp)},
+            "backend": {
+                "cypher": arcadedb_server.url,
+                "database": arcadedb_server.database,
+                "credentials": "passthrough",
+            },
+            "guard": {"read_only": False},
+            "repair": {"enabled": False},
+        }
+    )
+    with ProxyThread(config) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def _quiet_driver_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_the_first_sessions_credentials_discover_the_schema_before_its_first_query(
+    proxy: ProxyThread, arcadedb_server: Any
+) -> None:
+    server = proxy.server
+    assert server.schema is None and "first authenticated client session" in server.schema_source
+    assert server.guard is not None and server.source is not None
+    waiting = cypher_guard(server.guard, server.source.note)(REVERSED, {})
+    assert "SCH.NO_SCHEMA" in waiting.codes and "DIR.REVERSED" not in waiting.codes
+    with neo4j.GraphDatabase.driver(f"bolt://{proxy.address}", auth=arcadedb_server.auth) as drv:
+        records, summary, _ = drv.execute_query(REVERSED)
+    assert sorted(r["name"] for r in records) == ACTORS  # fixed by the schema rules, not repair
+    codes = {n["code"] for n in summary.notifications}
+    assert "DIR.REVERSED" in codes and "SCH.NO_SCHEMA" not in codes
+    assert server.schema is not None and {"Movie", "Person"} <= server.schema.labels
+
+
+def test_explain_is_answered_with_arcadedbs_plan_and_never_executed(
+    proxy: ProxyThread, arcadedb_server: Any
+) -> None:
+    with neo4j.GraphDatabase.driver(f"bolt://{proxy.address}", auth=arcadedb_server.auth) as drv:
+        records, summary, keys = drv.execute_query(
+            "EXPLAIN MATCH (p:Person) WHERE p.name = $name RETURN p.born AS born"
+        )  # no parameters sent
+        assert records == [] and keys == [] and summary.query_type == "r"
+        assert summary.plan is not None and summary.plan["operatorType"]
+        _, created, _ = drv.execute_query("EXPLAIN CREATE (:QgExplainProbe {n: 1})")
+        assert created.query_type == "w"
+        count, _, _ = drv.execute_query("MATCH (n:QgExplainProbe) RETURN count(n) AS c")
+    assert count[0]["c"] == 0
+
+
+def test_a_discovery_account_discovers_at_start(
+    arcadedb_server: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QG_TEST_DISCOVERY_PASSWORD", arcadedb_server.root_password)
+    config = parse_config(
+        {
+            "server": {"bolt": "127.0.0.1:0", "data_dir": str(tmp_path)},
+            "backend": {
+                "cypher": arcadedb_server.url,
+                "database": arcadedb_server.database,
+                "discovery_user": "root",
+                "discovery_password_env": "QG_TEST_DISCOVERY_PASSWORD",
+            },
+        }
+    )
+    with ProxyThread(config) as running:
+        server = running.server
+        assert server.schema is not None and {"Movie", "Person"} <= server.schema.labels
+        assert server.schema_source == "discovered at start with the discovery account root"
+        assert server.source is not None and server.source.note() is None
+
+
+@pytest.mark.parametrize("client", ["relay", "driver"])
+def test_both_bolt_clients_fetch_a_plan_without_running_the_statement(
+    arcadedb_server: Any, client: str
+) -> None:
+    from proxy.backends.base import collect
+    from proxy.backends.bolt import BoltBackend
+    from proxy.backends.bolt_relay import BoltRelayBackend
+
+    kind = BoltRelayBackend if client == "relay" else BoltBackend
+    backend = kind(arcadedb_server.url, arcadedb_server.auth, arcadedb_server.database)
+
+    async def go() -> tuple[Any, Any, list[list[Any]]]:
+        try:
+            read = await backend.explain("MATCH (p:Person {name: $name}) RETURN p", {})
+            write = await backend.explain("CREATE (:QgExplainProbe {n: 2})")
+            count = "MATCH (n:QgExplainProbe) RETURN count(n)"
+            return read, write, await collect(await backend.run(count, {}))
+        finally:
+            await backend.close()
+
+    read, write, rows = asyncio.run(go())
+    assert read["operatorType"] and write["operatorType"] and rows == [[0]]
