@@ -35,6 +35,8 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
     "server": {
         "bolt": ((str,), "127.0.0.1:7687"),
         "http": ((str,), ""),
+        "http_max_body_bytes": ((int,), 1024 * 1024),
+        "http_cors_origins": ((list,), []),
         "gremlin": ((str,), ""),
         "advertised_address": ((str,), ""),
         "data_dir": ((str,), ".query-guard"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pluggy
@@ -69,13 +69,20 @@ class Repairer:
         self,
         settings: RepairSettings | None = None,
         pm: pluggy.PluginManager | None = None,
-        ctx: GuardContext | None = None,
+        ctx: GuardContext | Callable[[], GuardContext] | None = None,
     ) -> None:
         self.settings = settings or RepairSettings()
         self.pm = pm
-        self.ctx = ctx or GuardContext()
+        # a callable reads the guard's context at each use: a schema refresh
+        # (`Guard.use_schema`) reaches the loop too
+        fixed = ctx if isinstance(ctx, GuardContext) else GuardContext()
+        self._context: Callable[[], GuardContext] = ctx if callable(ctx) else (lambda: fixed)
         # parses of the texts the loop judges (clients repeat parameterised queries)
         self._parses: LRUCache[str, CypherQuery | None] = LRUCache(maxsize=PARSE_CACHE)
+
+    @property
+    def ctx(self) -> GuardContext:
+        return self._context()
 
     def parse(self, text: str) -> CypherQuery | None:
         """The parsed query (None when it does not parse), cached per repairer."""
@@ -155,4 +162,4 @@ def build_repairer(guard: Any, config: Any) -> Repairer | None:
         plugin = importlib.import_module(module_path).from_config(config.repair)
         if plugin is not None:
             pm.register(plugin, name=name)
-    return Repairer(settings, pm, guard.ctx)
+    return Repairer(settings, pm, lambda: guard.ctx)

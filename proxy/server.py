@@ -248,6 +248,8 @@ class ProxyServer:
         self.http = HttpFrontend(
             host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
             mcp=build_mcp(service, gremlin=gremlin),
+            max_body=int(self.config.server["http_max_body_bytes"]),
+            cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
         )  # fmt: skip
         await self.http.start()
 

@@ -215,3 +215,45 @@ def test_explain_is_answered_without_rows_and_never_executed(base: str) -> None:
     assert status == 202 and body["data"]["values"] == []
     status, body = call(base, "POST", query, {"statement": "MATCH (n:QgProbe) RETURN count(n)"})
     assert body["data"]["values"] == [[0]]
+
+
+def test_cors_is_off_unless_configured(base: str) -> None:
+    async def preflight() -> tuple[int, str | None]:
+        headers = {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+        async with aiohttp.ClientSession() as session, session.options(
+            base + "/v1/query", headers=headers
+        ) as resp:
+            return resp.status, resp.headers.get("Access-Control-Allow-Origin")
+
+    status, allowed = asyncio.run(preflight())
+    assert allowed is None and status != 204
+
+
+def test_cors_for_a_configured_origin() -> None:
+    from proxy.frontends.http import HttpFrontend
+    from proxy.pipeline import build_guard
+    from proxy.service import QueryService
+
+    async def go() -> tuple[Any, ...]:
+        front = HttpFrontend("127.0.0.1", 0, QueryService(build_guard(), None),
+                             cors_origins=("https://app.example",))  # fmt: skip
+        await front.start()
+        url = f"http://127.0.0.1:{front.port}"
+        try:
+            async with aiohttp.ClientSession() as session:
+                headers = {"Origin": "https://app.example",
+                           "Access-Control-Request-Method": "POST"}  # fmt: skip
+                async with session.options(url + "/v1/check", headers=headers) as pre:
+                    preflight = (pre.status, pre.headers.get("Access-Control-Allow-Origin"))
+                async with session.get(url + "/health", headers=headers) as get:
+                    simple = get.headers.get("Access-Control-Allow-Origin")
+                other = {"Origin": "https://other.example"}
+                async with session.get(url + "/health", headers=other) as get:
+                    refused = get.headers.get("Access-Control-Allow-Origin")
+        finally:
+            await front.close()
+        return preflight, simple, refused
+
+    preflight, simple, refused = asyncio.run(go())
+    assert preflight == (204, "https://app.example")
+    assert simple == "https://app.example" and refused is None

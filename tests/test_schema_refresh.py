@@ -55,3 +55,24 @@ def test_warm_up_builds_every_parser() -> None:
     guard = build_guard(parse_config({}), entry_points=False)
     guard.warm_up()  # raises if a language's sample does not parse
     assert {"cypher", "gremlin"} <= set(guard.languages)
+
+
+def test_the_repair_loop_sees_a_refreshed_schema() -> None:
+    """A schema refresh (`Guard.use_schema`) reaches the repair loop, which decides its arrow
+    flips from the schema: the loop must not keep the one it was built with."""
+    from proxy.config import parse_config
+    from proxy.pipeline import build_guard
+    from proxy.repair import build_repairer
+    from proxy.repair_candidates import flip_candidates
+    from proxy.schema import SchemaCatalog
+
+    old = SchemaCatalog.from_triples("(Person, KNOWS, Person)")
+    new = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie)")
+    guard = build_guard(parse_config({}), old, entry_points=False)
+    repairer = build_repairer(guard, parse_config({}))
+    assert repairer is not None and repairer.ctx.schema is old
+    guard.use_schema(new)
+    assert repairer.ctx.schema is new
+    query = repairer.parse("MATCH (m:Movie)-[:ACTED_IN]->(p:Person) RETURN p")
+    flips = flip_candidates(query, repairer.ctx.schema, 3)
+    assert flips and flips[0].safe  # the new schema declares ACTED_IN one way only

@@ -48,6 +48,7 @@ class HttpFrontend:
         max_rows: int = 10_000,
         metrics: Metrics | None = None,
         mcp: Any = None,
+        cors_origins: tuple[str, ...] = (),
     ) -> None:
         self.host, self.port = host, port
         self.metrics = metrics
@@ -59,7 +60,8 @@ class HttpFrontend:
         self._ready = ready
         self.max_rows = max_rows
         self._runner: web.AppRunner | None = None
-        app = web.Application(client_max_size=max_body)
+        self.cors_origins = frozenset(cors_origins)
+        app = web.Application(client_max_size=max_body, middlewares=[self._cors])
         r = app.router
         r.add_get("/health", self._health)
         r.add_get("/ready", self._readiness)
@@ -104,6 +106,25 @@ class HttpFrontend:
         entered and left by the same task)."""
         async with self._mcp.session_manager.run():
             await self._mcp_stop.wait()
+
+    @web.middleware
+    async def _cors(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """CORS only for the configured origins (`[server] http_cors_origins`; "*" = any)."""
+        origin = request.headers.get("Origin")
+        allowed = origin is not None and (origin in self.cors_origins or "*" in self.cors_origins)
+        if request.method == "OPTIONS" and allowed:
+            response: web.StreamResponse = web.Response(status=204)
+        else:
+            response = await handler(request)
+        if allowed:
+            response.headers["Access-Control-Allow-Origin"] = origin or ""
+            response.headers["Vary"] = "Origin"
+            if request.method == "OPTIONS":
+                response.headers["Access-Control-Allow-Methods"] = "GET, POST, DELETE, OPTIONS"
+                response.headers["Access-Control-Allow-Headers"] = (
+                    "Authorization, Content-Type, Accept"
+                )
+        return response
 
     # ------------------------------------------------------------------ health
 
