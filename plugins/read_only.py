@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+from proxy.compat.served import answered
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.functions import is_allowed_function
@@ -110,17 +111,17 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
             )
         )
     if settings.read_only and not is_explain(query):
-        findings += _writes(query)
+        findings += _writes(query, ctx)
     findings += _procedures(query, ctx)
     findings += _functions(query, ctx)
     return findings
 
 
-def _writes(query: CypherQuery) -> list[Finding]:
+def _writes(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     findings = []
     for node in query.find(*_WRITES, ast.CallSubquery, ast.SchemaCommand):
         message = _write_message(node)
-        if message:
+        if message and not answered(query, node, ctx):
             findings.append(Finding("SEC.WRITE", Severity.ERROR, message, node.span))
     for statement in query.script.statements:
         shows = [c for c in getattr(statement, "clauses", ()) if isinstance(c, ast.ShowCommand)]

@@ -24,6 +24,7 @@ FAMILIES: dict[str, str] = {
     "ANC": "anchors (SEGRA P4)",
     "LIM": "limits on results and resources",
     "SEC": "security: what must not run",
+    "COMPAT": "compatibility with Neo4j-only client libraries (answered or rewritten by the proxy)",
     "GUARD": "the guard itself",
     "REPAIR": "the execution-triggered repair loop",
 }
@@ -81,6 +82,17 @@ CODES: dict[str, Code] = {
     "SEC.MULTI_STATEMENT": Code("error", "more than one statement in one query"),
     "SEC.AMBIGUOUS_TEXT": Code(
         "error", "text a database could read differently from the guard (comment or escape tricks)"
+    ),
+    "COMPAT.PROCEDURE": Code(
+        "info",
+        "a system procedure answered from the schema catalog as literal rows (error: a YIELD "
+        "names a column it does not have)",
+    ),
+    "COMPAT.SCHEMA_STATEMENT": Code(
+        "info", "`CREATE INDEX|CONSTRAINT … IF NOT EXISTS` acknowledged without running it"
+    ),
+    "COMPAT.DIALECT": Code(
+        "info", "Neo4j 5 syntax the backend lacks rewritten (FalkorDB: `CALL (x) {…}`, elementId)"
     ),
     "GUARD.RULE_ERROR": Code("warning", "a rule raised; it was skipped (error for security rules)"),
     "REPAIR.ATTEMPT": Code("info", "one attempt of the repair loop (query, outcome, rows)"),

@@ -74,6 +74,10 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "path": ((str,), ""),
         "include_parameters": ((bool,), False),
     },
+    "compat": {
+        "procedures": ((str,), "proxy"),
+        "schema_statements": ((str,), "error"),
+    },
     "repair": {
         "enabled": ((bool,), True),
         "budget": ((int,), 3),
@@ -113,6 +117,20 @@ class GuardSettings:
     sql_dialect: str = "postgres"  # any sqlglot dialect: how SQL queries are read
 
 
+@dataclass(frozen=True, slots=True)
+class CompatSettings:
+    """`[compat]`: what the proxy answers itself for Neo4j-only client libraries."""
+
+    procedures: str = "proxy"  # "proxy": answer system procedures; "backend": pass through
+    schema_statements: str = "error"  # idempotent CREATE … IF NOT EXISTS: "error"|"acknowledge"
+
+
+_COMPAT_CHOICES = {
+    "procedures": ("proxy", "backend"),
+    "schema_statements": ("error", "acknowledge"),
+}
+
+
 @dataclass(frozen=True)
 class Config:
     """The whole validated configuration (raw tables kept for sections owned by subsystems)."""
@@ -126,6 +144,7 @@ class Config:
     rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gremlin: Mapping[str, Any] = field(default_factory=dict)
     source: str = "<defaults>"
+    compat: CompatSettings = field(default_factory=CompatSettings)
 
     def rule_options(self, rule: str) -> Mapping[str, Any]:
         return self.rules.get(rule, {})
@@ -189,7 +208,16 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>") -> Config:
         rules={k: dict(v) for k, v in rules.items()},
         gremlin=gremlin,
         source=source,
+        compat=_compat_settings(sections["compat"]),
     )
+
+
+def _compat_settings(table: Mapping[str, Any]) -> CompatSettings:
+    for key, choices in _COMPAT_CHOICES.items():
+        if table[key] not in choices:
+            wanted = " or ".join(repr(c) for c in choices)
+            raise ConfigError(f"compat.{key}", f"must be {wanted}, got {table[key]!r}")
+    return CompatSettings(table["procedures"], table["schema_statements"])
 
 
 def _repair_llm(table: Mapping[str, Any]) -> dict[str, Any]:

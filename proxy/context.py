@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.config import GuardSettings
+from proxy.config import CompatSettings, GuardSettings
 from proxy.schema import SchemaCatalog
 
 
@@ -19,6 +19,9 @@ class GuardContext:
     # lower-case names of the procedures the proxy answers itself (proxy.compat), which the
     # read-only rule lets through although the backend lacks them
     served_procedures: frozenset[str] = frozenset()
+    compat: CompatSettings = field(default_factory=CompatSettings)
+    # the Cypher dialect of the backend: "falkordb" (dialect shims apply) or "" (Neo4j's)
+    dialect: str = ""
 
     def options(self, rule: str) -> Mapping[str, Any]:
         """The `[rules.<rule>]` table of the configuration (empty when absent)."""

@@ -7,14 +7,16 @@ bounded by a sample LIMIT, so discovery costs about the same on a big graph as o
 
 from __future__ import annotations
 
+import datetime
 import json
 from itertools import product
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from proxy.backends.base import Backend, collect
+from proxy.backends.base import Backend, Duration, Point, collect
 
 DEFAULT_SAMPLE = 1000
+VALUES_PER_KEY = 5  # entities whose value of a key is typed
 DEFAULT_RECIPROCITY_THRESHOLD = 0.9
 FALKORDB_SCHEMES = {"falkordb", "falkor", "redis"}
 BOLT_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
@@ -29,9 +31,62 @@ async def _column(backend: Backend, query: str) -> list[Any]:
     return [row[0] for row in await collect(await backend.run(query, {}))]
 
 
-async def _property_keys(backend: Backend, pattern: str, var: str, sample: int) -> list[str]:
-    query = f"MATCH {pattern} WITH {var} LIMIT {sample} UNWIND keys({var}) AS k RETURN DISTINCT k"
-    return sorted(await _column(backend, query))
+async def _property_types(
+    backend: Backend, pattern: str, var: str, sample: int
+) -> dict[str, str]:
+    """Property key -> value type (APOC's names) over a bounded sample of `var`.
+
+    The keys come from the whole sample; each key's type from the values of a few entities
+    that carry it (`VALUES_PER_KEY`), so a large value (an embedding) is read a few times, not
+    once per sampled entity. The values are typed here, from the neutral result model, rather
+    than with the backend's own type function: FalkorDB's `typeof()` and Neo4j's `valueType()`
+    differ in name and availability. A key seen with two types is "ANY"."""
+    query = (
+        f"MATCH {pattern} WITH {var} LIMIT {sample} UNWIND keys({var}) AS k "
+        f"WITH k, collect({var})[..{VALUES_PER_KEY}] AS carriers "
+        "UNWIND carriers AS e RETURN k, properties(e)"
+    )
+    seen: dict[str, set[str]] = {}
+    for key, props in await collect(await backend.run(query, {})):
+        seen.setdefault(key, set()).add(value_type((props or {}).get(key)))
+    return {
+        key: next(iter(kinds - {"NULL"})) if len(kinds - {"NULL"}) == 1 else "ANY"
+        for key, kinds in sorted(seen.items())
+    }
+
+
+def value_type(value: Any) -> str:
+    """APOC's type name for one value of the neutral result model (apoc.meta.data `type`)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "INTEGER"
+    if isinstance(value, float):
+        return "FLOAT"
+    if isinstance(value, str):
+        return "STRING"
+    if isinstance(value, list | tuple):
+        return "LIST"
+    if isinstance(value, dict):
+        return "MAP"
+    if isinstance(value, datetime.datetime):
+        return "DATE_TIME" if value.tzinfo else "LOCAL_DATE_TIME"
+    if isinstance(value, datetime.date):
+        return "DATE"
+    if isinstance(value, datetime.time):
+        return "TIME" if value.tzinfo else "LOCAL_TIME"
+    if isinstance(value, Duration):
+        return "DURATION"
+    if isinstance(value, Point):
+        return "POINT"
+    return "ANY"
+
+
+async def _count(backend: Backend, query: str) -> int:
+    rows = await _column(backend, query)
+    return int(rows[0] or 0) if rows else 0
 
 
 async def _endpoints(backend: Backend, rel_type: str, sample: int) -> set[tuple[str, str]]:
@@ -78,22 +133,33 @@ async def discover_schema(
     """The DESIGN §3 schema of the graph behind `backend`.
 
     `{"nodes": {label: [key, …]}, "relationships": [{"start", "type", "end", "reciprocity",
-    "properties"}], "reciprocity_threshold": t}` — relationship `properties` and the threshold
-    used to call a type reciprocal are extras the catalog reads or ignores.
+    "properties"}], "reciprocity_threshold": t, "property_types": {"nodes": {label: {key:
+    type}}, "relationships": {type: {key: type}}}, "counts": {"nodes": {label: n},
+    "relationships": {type: n}}}` — everything after `relationships` is an extra the catalog
+    reads (schema files without them still load).
     """
     sample = max(1, int(sample))
     labels = sorted(await _column(backend, "CALL db.labels()"))
     types = sorted(await _column(backend, "CALL db.relationshipTypes()"))
-    nodes = {
-        label: await _property_keys(backend, f"(n:{quote_name(label)})", "n", sample)
+    node_types = {
+        label: await _property_types(backend, f"(n:{quote_name(label)})", "n", sample)
         for label in labels
     }
+    node_counts = {
+        label: await _count(backend, f"MATCH (n:{quote_name(label)}) RETURN count(n)")
+        for label in labels
+    }
+    rel_types: dict[str, dict[str, str]] = {}
+    rel_counts: dict[str, int] = {}
     relationships = []
     for rel_type in types:
         pairs = await _endpoints(backend, rel_type, sample)
         if not pairs:
             continue  # a type name left behind by deleted edges
-        keys = await _property_keys(backend, f"()-[r:{quote_name(rel_type)}]->()", "r", sample)
+        pattern = f"()-[r:{quote_name(rel_type)}]->()"
+        rel_types[rel_type] = await _property_types(backend, pattern, "r", sample)
+        rel_counts[rel_type] = await _count(backend, f"MATCH {pattern} RETURN count(r)")
+        keys = sorted(rel_types[rel_type])
         for start, end in sorted(pairs):
             reciprocity = (
                 await measure_reciprocity(backend, start, rel_type, sample) if start == end else 0.0
@@ -108,9 +174,11 @@ async def discover_schema(
                 }
             )
     return {
-        "nodes": nodes,
+        "nodes": {label: sorted(props) for label, props in node_types.items()},
         "relationships": relationships,
         "reciprocity_threshold": reciprocity_threshold,
+        "property_types": {"nodes": node_types, "relationships": rel_types},
+        "counts": {"nodes": node_counts, "relationships": rel_counts},
     }
 
 

@@ -316,11 +316,18 @@ def build_guard(
         entry_points=entry_points,
         skip_broken=skip_broken and cfg.guard.on_rule_error == "warn",
     )
+    from proxy.compat.procedures import SERVED_PROCEDURES
+    from proxy.compat.served import dialect_of
+
+    serving = cfg.compat.procedures == "proxy" and not pm.is_blocked("compat_procedures")
     ctx = GuardContext(
         schema=schema,
         settings=cfg.guard,
         rule_options=typed_rule_options(pm, cfg.rules),
         gremlin=cfg.gremlin,
+        served_procedures=SERVED_PROCEDURES if serving else frozenset(),
+        compat=cfg.compat,
+        dialect=dialect_of(str(cfg.backend.get("cypher", ""))),
     )
     return Guard(pm, ctx)
 

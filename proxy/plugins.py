@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 # manager registers them reversed. Third-party plugins (registered later) run before them.
 BUILTIN_RULES: tuple[str, ...] = (
     "plugins.fences",
+    "plugins.falkordb_dialect",
+    "plugins.compat_procedures",
     "plugins.fix_rel_types",
     "plugins.align_directions",
     "plugins.redirect_self_loops",

@@ -35,6 +35,12 @@ class SchemaCatalog:
     nodes: Mapping[str, frozenset[str]]
     relationships: tuple[RelationshipSchema, ...]
     reciprocity_threshold: float = DEFAULT_RECIPROCITY_THRESHOLD
+    # label / relationship type -> property -> value type (APOC's names: STRING, INTEGER, …)
+    node_property_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    relationship_property_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # label -> nodes carrying it, relationship type -> edges (as last discovered)
+    node_counts: Mapping[str, int] = field(default_factory=dict)
+    relationship_counts: Mapping[str, int] = field(default_factory=dict)
     _by_type: dict[str, tuple[RelationshipSchema, ...]] = field(
         init=False, repr=False, compare=False
     )
@@ -81,7 +87,19 @@ class SchemaCatalog:
         for rel in rels:
             nodes.setdefault(rel.start, frozenset())
             nodes.setdefault(rel.end, frozenset())
-        return cls(nodes, tuple(rels), reciprocity_threshold)
+        types = _section(data, "property_types")
+        counts = _section(data, "counts")
+        return cls(
+            nodes,
+            tuple(rels),
+            reciprocity_threshold,
+            node_property_types=_nested_str(types.get("nodes"), "property_types.nodes"),
+            relationship_property_types=_nested_str(
+                types.get("relationships"), "property_types.relationships"
+            ),
+            node_counts=_counts(counts.get("nodes"), "counts.nodes"),
+            relationship_counts=_counts(counts.get("relationships"), "counts.relationships"),
+        )
 
     @classmethod
     def from_triples(cls, text: str, **kw: Any) -> SchemaCatalog:
@@ -176,7 +194,23 @@ class SchemaCatalog:
                 }
                 for r in sorted(self.relationships, key=lambda r: (r.type, r.start, r.end))
             ],
+            **self._extras(),
         }
+
+    def _extras(self) -> dict[str, Any]:
+        """Property types and counts, only when known (older schema files have neither)."""
+        out: dict[str, Any] = {}
+        if self.node_property_types or self.relationship_property_types:
+            out["property_types"] = {
+                "nodes": _sorted_nested(self.node_property_types),
+                "relationships": _sorted_nested(self.relationship_property_types),
+            }
+        if self.node_counts or self.relationship_counts:
+            out["counts"] = {
+                "nodes": dict(sorted(self.node_counts.items())),
+                "relationships": dict(sorted(self.relationship_counts.items())),
+            }
+        return out
 
     # ------------------------------------------------------------------ lookups
 
@@ -221,6 +255,11 @@ class SchemaCatalog:
             for d in self._by_type.get(rel_type, ())
         )
 
+    def property_type(self, owner: str, key: str, relationship: bool = False) -> str:
+        """The discovered value type of `owner.key` (APOC's names), "ANY" when unknown."""
+        table = self.relationship_property_types if relationship else self.node_property_types
+        return table.get(owner, {}).get(key, "ANY")
+
     def node_properties(self, label: str) -> frozenset[str]:
         return self.nodes.get(label, frozenset())
 
@@ -246,3 +285,31 @@ def _bare(name: str) -> str:
     if len(name) >= 2 and name[0] == name[-1] == "`":
         name = name[1:-1]
     return name
+
+
+def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise SchemaFormatError(f"schema '{key}' must be an object of nodes / relationships")
+    return value
+
+
+def _nested_str(value: Any, where: str) -> dict[str, dict[str, str]]:
+    if not value:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
+        raise SchemaFormatError(f"schema '{where}' must map names to {{property: type}}")
+    return {str(k): {str(p): str(t) for p, t in v.items()} for k, v in value.items()}
+
+
+def _counts(value: Any, where: str) -> dict[str, int]:
+    if not value:
+        return {}
+    try:
+        return {str(k): int(v) for k, v in dict(value).items()}
+    except (TypeError, ValueError) as exc:
+        raise SchemaFormatError(f"schema '{where}' must map names to integers: {exc}") from exc
+
+
+def _sorted_nested(table: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    return {k: dict(sorted(v.items())) for k, v in sorted(table.items())}

@@ -2,7 +2,9 @@
 tests/fixture_format.py; a .sql case is checked as SQL in `config: sql_dialect=…`).
 
 Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `config`
-(`key=value` pairs for [guard]), expected `codes` and `action`. Only the named rule runs.
+(`key=value` pairs for [guard]), `compat` (`key=value` pairs for [compat]; with it the
+proxy serves its procedures as `build_guard` does), `dialect`, expected `codes` and `action`.
+Only the named rule runs.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from proxy.compat.procedures import SERVED_PROCEDURES
 from proxy.config import parse_config
 from proxy.context import GuardContext
 from proxy.pipeline import Guard
@@ -38,7 +41,16 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
     elif "schema-file" in headers:
         schema = SchemaCatalog.load(FIXTURES / "schemas" / headers["schema-file"])
     pm = build_plugin_manager(builtins=[f"plugins.{rule}"], entry_points=False)
-    return Guard(pm, GuardContext(schema=schema, settings=config.guard))
+    compat = parse_config({"compat": guard_settings([headers.get("compat", "")])}).compat
+    serving = "compat" in headers and compat.procedures == "proxy"
+    ctx = GuardContext(
+        schema=schema,
+        settings=config.guard,
+        served_procedures=SERVED_PROCEDURES if serving else frozenset(),
+        compat=compat,
+        dialect=headers.get("dialect", ""),
+    )
+    return Guard(pm, ctx)
 
 
 def _language(path: Path) -> str:

@@ -1,0 +1,135 @@
+"""Compat procedures — answer the system procedures LLM-app libraries call at start-up from the
+schema catalog, on backends that lack them (no APOC on FalkorDB or ArcadeDB).
+
+The call is replaced by its rows, written as a literal list, and the backend evaluates the
+rest of the query (YIELD, WHERE, WITH, RETURN) as written:
+
+    CALL db.labels() YIELD label RETURN label
+    → UNWIND [{`label`: 'Movie'}, {`label`: 'Person'}] AS __qg_row
+      WITH __qg_row.`label` AS `label` RETURN label
+
+Served (`[compat] procedures = "proxy"`, the default): `dbms.components`, `db.labels`,
+`db.relationshipTypes`, `db.propertyKeys`, `db.schema.visualization`,
+`db.schema.nodeTypeProperties`, `db.schema.relTypeProperties`, `apoc.meta.data`,
+`apoc.meta.schema`, `apoc.meta.graph`, `apoc.meta.subGraph`, `apoc.meta.stats`,
+`apoc.schema.nodes`, `apoc.schema.relationships`, and `SHOW CONSTRAINTS | INDEXES |
+PROCEDURES | FUNCTIONS` (with YIELD / ORDER BY / SKIP / LIMIT / WHERE / RETURN) — Neo4j's
+column names and value shapes (see `proxy.compat.procedures`).
+In a statement that calls one, `apoc.any.property(x, 'k')` becomes `(x).k` and
+`apoc.any.properties(x)` becomes `properties(x)`. With `[compat] schema_statements =
+"acknowledge"`, `CREATE INDEX|CONSTRAINT … IF NOT EXISTS` is answered with an empty result.
+
+Codes: `COMPAT.PROCEDURE` (info: the call was answered by the proxy; error: it yields a column
+the procedure does not have), `COMPAT.SCHEMA_STATEMENT` (info: acknowledged, not run).
+"""
+
+from __future__ import annotations
+
+from proxy.compat.procedures import PROCEDURES, SHOW_COMMANDS
+from proxy.compat.rewrite import ROW, UnknownColumn, any_property_edits, call_edit, show_edit
+from proxy.compat.served import acknowledged
+from proxy.context import GuardContext
+from proxy.cypher import ast
+from proxy.cypher.query import CypherQuery
+from proxy.hookspecs import hookimpl
+from proxy.model import Edit, Finding, Severity
+from proxy.schema import SchemaCatalog
+
+_EMPTY = SchemaCatalog({}, ())
+
+
+@hookimpl
+def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
+    catalog = ctx.schema or _EMPTY
+    findings: list[Finding] = []
+    for call in query.find(ast.CallProcedure):
+        name = call.name.lower()
+        if name not in ctx.served_procedures or name not in PROCEDURES:
+            continue
+        proc = PROCEDURES[name]
+        try:
+            edit = call_edit(query, call, proc.columns, proc.rows(catalog))
+        except UnknownColumn as exc:
+            findings.append(
+                Finding(
+                    "COMPAT.PROCEDURE",
+                    Severity.ERROR,
+                    f"{proc.name} has no output column {exc}; it yields " + ", ".join(proc.columns),
+                    call.span,
+                )
+            )
+            continue
+        findings.append(_answered(proc.name, call.span, edit))
+    if ctx.served_procedures:
+        findings += _show_commands(query, catalog)
+    if findings:
+        findings += [
+            Finding(
+                "COMPAT.PROCEDURE",
+                Severity.INFO,
+                "apoc.any.* is answered on the proxy's rows as a property lookup",
+                (e.start, e.end),
+                fix=(e,),
+            )
+            for e in any_property_edits(query)
+        ]
+    findings += _schema_statements(query, ctx)
+    return findings
+
+
+def _unknown_column(
+    name: str, columns: tuple[str, ...], exc: UnknownColumn, span: tuple[int, int]
+) -> Finding:
+    return Finding(
+        "COMPAT.PROCEDURE",
+        Severity.ERROR,
+        f"{name} has no output column {exc}; it yields " + ", ".join(columns),
+        span,
+    )
+
+
+def _answered(name: str, span: tuple[int, int], edit: Edit) -> Finding:
+    return Finding(
+        "COMPAT.PROCEDURE",
+        Severity.INFO,
+        f"{name} is answered by the proxy from its schema catalog",
+        span,
+        fix=(edit,),
+    )
+
+
+def _show_commands(query: CypherQuery, catalog: SchemaCatalog) -> list[Finding]:
+    """`SHOW CONSTRAINTS | INDEXES | PROCEDURES | FUNCTIONS` with their YIELD / WHERE / RETURN
+    bodies; composed commands and `EXECUTABLE BY <other user>` are the read-only rule's."""
+    out = []
+    for statement in query.script.statements:
+        clauses = getattr(statement, "clauses", ())
+        shows = [c for c in clauses if isinstance(c, ast.ShowCommand)]
+        if len(shows) != 1 or len(clauses) != 1 or shows[0].target not in SHOW_COMMANDS:
+            continue
+        show = shows[0]
+        if show.executable_by not in (None, "CURRENT USER"):
+            continue
+        columns, rows = SHOW_COMMANDS[show.target]
+        try:
+            edit = show_edit(query, show, columns, rows(catalog))
+        except UnknownColumn as exc:
+            out.append(_unknown_column(f"SHOW {show.target}", columns, exc, show.span))
+            continue
+        out.append(_answered(f"SHOW {show.target}", show.span, edit))
+    return out
+
+
+def _schema_statements(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
+    return [
+        Finding(
+            "COMPAT.SCHEMA_STATEMENT",
+            Severity.INFO,
+            f"{node.kind} … IF NOT EXISTS acknowledged without running it "
+            "([compat] schema_statements)",
+            node.span,
+            fix=(Edit(node.span[0], node.span[1], f"UNWIND [] AS {ROW} RETURN {ROW}"),),
+        )
+        for node in query.find(ast.SchemaCommand)
+        if acknowledged(query, node, ctx)
+    ]

@@ -1,0 +1,317 @@
+"""System procedures the proxy answers from its schema catalog, with Neo4j's and APOC's output
+columns and value shapes (Neo4j 5 / APOC 5 signatures).
+
+Each procedure is a name, its output columns in signature order, and a function from the
+catalog to rows (one dict per row). Graph-valued columns (`apoc.meta.graph`'s virtual nodes
+and relationships, `db.schema.visualization`) are maps holding what the virtual entity's
+properties hold (`name`, `count`; `type`, `count`), since a literal cannot be a node.
+Indexes and constraints are not part of the catalog: those procedures answer no rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from proxy.schema import SchemaCatalog
+
+Row = dict[str, Any]
+
+NEO4J_VERSION = "5.26.0"  # what dbms.components reports: libraries require ≥ 5.18
+
+# APOC's type names (the catalog's) -> Neo4j's db.schema.*TypeProperties names
+_SCHEMA_TYPE_NAMES = {
+    "STRING": "String",
+    "INTEGER": "Long",
+    "FLOAT": "Double",
+    "BOOLEAN": "Boolean",
+    "LIST": "List",
+    "MAP": "Map",
+    "DATE": "Date",
+    "DATE_TIME": "DateTime",
+    "LOCAL_DATE_TIME": "LocalDateTime",
+    "TIME": "Time",
+    "LOCAL_TIME": "LocalTime",
+    "DURATION": "Duration",
+    "POINT": "Point",
+}
+
+
+@dataclass(frozen=True)
+class Procedure:
+    name: str  # as Neo4j spells it
+    columns: tuple[str, ...]
+    rows: Callable[[SchemaCatalog], list[Row]]
+    description: str
+
+
+# ---------------------------------------------------------------- catalog helpers
+
+
+def _outgoing(cat: SchemaCatalog, label: str) -> dict[str, list[str]]:
+    """Relationship type -> end labels, for edges leaving `label`."""
+    out: dict[str, list[str]] = {}
+    for rel in sorted(cat.relationships, key=lambda r: (r.type, r.end)):
+        if rel.start == label and rel.end not in out.setdefault(rel.type, []):
+            out[rel.type].append(rel.end)
+    return out
+
+
+def _incoming(cat: SchemaCatalog, label: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for rel in sorted(cat.relationships, key=lambda r: (r.type, r.start)):
+        if rel.end == label and rel.start not in out.setdefault(rel.type, []):
+            out[rel.type].append(rel.start)
+    return out
+
+
+def _node_props(cat: SchemaCatalog, label: str) -> list[tuple[str, str]]:
+    return [(p, cat.property_type(label, p)) for p in sorted(cat.node_properties(label))]
+
+
+def _rel_props(cat: SchemaCatalog, rel_type: str) -> list[tuple[str, str]]:
+    props = sorted(cat.relationship_properties(rel_type))
+    return [(p, cat.property_type(rel_type, p, relationship=True)) for p in props]
+
+
+def _meta_row(label: str, prop: str, typ: str, element: str, **extra: Any) -> Row:
+    row: Row = {
+        "label": label,
+        "property": prop,
+        "count": 0,
+        "unique": False,
+        "index": False,
+        "existence": False,
+        "type": typ,
+        "array": typ == "LIST",
+        "sample": None,
+        "left": 0,
+        "right": 0,
+        "other": [],
+        "otherLabels": [],
+        "elementType": element,
+    }
+    row.update(extra)
+    return row
+
+
+def _prop_info(typ: str) -> Row:
+    return {"type": typ, "indexed": False, "unique": False, "existence": False,
+            "array": typ == "LIST"}  # fmt: skip
+
+
+# ---------------------------------------------------------------- the procedures
+
+
+def _components(cat: SchemaCatalog) -> list[Row]:
+    return [{"name": "Neo4j Kernel", "versions": [NEO4J_VERSION], "edition": "community"}]
+
+
+def _labels(cat: SchemaCatalog) -> list[Row]:
+    return [{"label": label} for label in sorted(cat.labels)]
+
+
+def _rel_types(cat: SchemaCatalog) -> list[Row]:
+    return [{"relationshipType": t} for t in sorted(cat.relationship_types)]
+
+
+def _property_keys(cat: SchemaCatalog) -> list[Row]:
+    keys = cat.all_node_properties | cat.all_relationship_properties
+    return [{"propertyKey": k} for k in sorted(keys)]
+
+
+def _node_type_properties(cat: SchemaCatalog) -> list[Row]:
+    rows = []
+    for label in sorted(cat.labels):
+        node_type = ":`" + label.replace("`", "``") + "`"
+        props = _node_props(cat, label) or [(None, None)]
+        for prop, typ in props:
+            rows.append({
+                "nodeType": node_type,
+                "nodeLabels": [label],
+                "propertyName": prop,
+                "propertyTypes": None if typ is None else [_SCHEMA_TYPE_NAMES.get(typ, "Any")],
+                "mandatory": False,
+            })  # fmt: skip
+    return rows
+
+
+def _rel_type_properties(cat: SchemaCatalog) -> list[Row]:
+    rows = []
+    for rel_type in sorted(cat.relationship_types):
+        rel = ":`" + rel_type.replace("`", "``") + "`"
+        for prop, typ in _rel_props(cat, rel_type) or [(None, None)]:
+            rows.append({
+                "relType": rel,
+                "propertyName": prop,
+                "propertyTypes": None if typ is None else [_SCHEMA_TYPE_NAMES.get(typ, "Any")],
+                "mandatory": False,
+            })  # fmt: skip
+    return rows
+
+
+def _visualization(cat: SchemaCatalog) -> list[Row]:
+    nodes = [{"name": label, "indexes": [], "constraints": []} for label in sorted(cat.labels)]
+    rels = [
+        {"type": r.type, "start": r.start, "end": r.end}
+        for r in sorted(cat.relationships, key=lambda r: (r.type, r.start, r.end))
+    ]
+    return [{"nodes": nodes, "relationships": rels}]
+
+
+def _meta_data(cat: SchemaCatalog) -> list[Row]:
+    """Per label: one row per property, one `RELATIONSHIP` row per outgoing type (`other` =
+    end labels); per relationship type: one row per property (`elementType` relationship)."""
+    rows = []
+    for label in sorted(cat.labels):
+        for prop, typ in _node_props(cat, label):
+            rows.append(_meta_row(label, prop, typ, "node"))
+        for rel_type, ends in _outgoing(cat, label).items():
+            count = cat.relationship_counts.get(rel_type, 0)
+            rows.append(
+                _meta_row(label, rel_type, "RELATIONSHIP", "node", count=count, array=True,
+                          left=count, other=ends)
+            )  # fmt: skip
+    for rel_type in sorted(cat.relationship_types):
+        for prop, typ in _rel_props(cat, rel_type):
+            rows.append(_meta_row(rel_type, prop, typ, "relationship"))
+    return rows
+
+
+def _meta_schema(cat: SchemaCatalog) -> list[Row]:
+    value: Row = {}
+    for label in sorted(cat.labels):
+        rels: Row = {}
+        for rel_type, starts in _incoming(cat, label).items():
+            rels[rel_type] = _meta_rel(cat, rel_type, "in", starts)
+        for rel_type, ends in _outgoing(cat, label).items():
+            rels[rel_type] = _meta_rel(cat, rel_type, "out", ends)
+        value[label] = {
+            "type": "node",
+            "count": cat.node_counts.get(label, 0),
+            "labels": [],
+            "properties": {p: _prop_info(t) for p, t in _node_props(cat, label)},
+            "relationships": rels,
+        }
+    for rel_type in sorted(cat.relationship_types):
+        value.setdefault(rel_type, {
+            "type": "relationship",
+            "count": cat.relationship_counts.get(rel_type, 0),
+            "properties": {p: _prop_info(t) for p, t in _rel_props(cat, rel_type)},
+        })  # fmt: skip
+    return [{"value": value}]
+
+
+def _meta_rel(cat: SchemaCatalog, rel_type: str, direction: str, labels: list[str]) -> Row:
+    return {
+        "direction": direction,
+        "count": cat.relationship_counts.get(rel_type, 0),
+        "labels": labels,
+        "properties": {p: _prop_info(t) for p, t in _rel_props(cat, rel_type)},
+    }
+
+
+def _meta_graph(cat: SchemaCatalog) -> list[Row]:
+    nodes = [{"name": n, "count": cat.node_counts.get(n, 0)} for n in sorted(cat.labels)]
+    rels = [
+        {"type": t, "count": cat.relationship_counts.get(t, 0)}
+        for t in sorted(cat.relationship_types)
+    ]
+    return [{"nodes": nodes, "relationships": rels}]
+
+
+def _meta_stats(cat: SchemaCatalog) -> list[Row]:
+    labels = {label: cat.node_counts.get(label, 0) for label in sorted(cat.labels)}
+    rel_counts = {t: cat.relationship_counts.get(t, 0) for t in sorted(cat.relationship_types)}
+    rel_types = {f"()-[:{t}]->()": n for t, n in rel_counts.items()}
+    stats = {
+        "labelCount": len(labels),
+        "relTypeCount": len(rel_counts),
+        "propertyKeyCount": len(_property_keys(cat)),
+        "nodeCount": sum(labels.values()),
+        "relCount": sum(rel_counts.values()),
+    }
+    return [{**stats, "labels": labels, "relTypes": rel_types, "relTypesCount": rel_counts,
+             "stats": {**stats, "labels": labels, "relTypes": rel_types}}]  # fmt: skip
+
+
+def _none(cat: SchemaCatalog) -> list[Row]:
+    return []
+
+
+def _served_procedures(cat: SchemaCatalog) -> list[Row]:
+    return [
+        {"name": p.name, "description": p.description, "mode": "READ", "worksOnSystem": False}
+        for p in sorted(PROCEDURES.values(), key=lambda p: p.name)
+    ]
+
+
+def _served_functions(cat: SchemaCatalog) -> list[Row]:
+    return [
+        {"name": "apoc.any.properties", "category": "apoc",
+         "description": "the properties of a map, node or relationship (answered by the proxy)"},
+        {"name": "apoc.any.property", "category": "apoc",
+         "description": "one property of a map, node or relationship (answered by the proxy)"},
+    ]  # fmt: skip
+
+
+_META_DATA_COLUMNS = (
+    "label", "property", "count", "unique", "index", "existence", "type", "array", "sample",
+    "left", "right", "other", "otherLabels", "elementType",
+)  # fmt: skip
+
+
+PROCEDURES: Mapping[str, Procedure] = {
+    p.name.lower(): p
+    for p in (
+        Procedure("dbms.components", ("name", "versions", "edition"), _components,
+              "the database's name, versions and edition"),
+        Procedure("db.labels", ("label",), _labels, "the node labels"),
+        Procedure("db.relationshipTypes", ("relationshipType",), _rel_types,
+              "the relationship types"),
+        Procedure("db.propertyKeys", ("propertyKey",), _property_keys, "the property keys"),
+        Procedure("db.schema.visualization", ("nodes", "relationships"), _visualization,
+              "the schema as labels and relationship endpoints"),
+        Procedure("db.schema.nodeTypeProperties",
+              ("nodeType", "nodeLabels", "propertyName", "propertyTypes", "mandatory"),
+              _node_type_properties, "node properties and their types"),
+        Procedure("db.schema.relTypeProperties",
+              ("relType", "propertyName", "propertyTypes", "mandatory"),
+              _rel_type_properties, "relationship properties and their types"),
+        Procedure("apoc.meta.data", _META_DATA_COLUMNS, _meta_data, "the schema as a table"),
+        Procedure("apoc.meta.schema", ("value",), _meta_schema, "the schema as one map"),
+        Procedure("apoc.meta.graph", ("nodes", "relationships"), _meta_graph,
+              "labels and relationship types with counts"),
+        Procedure("apoc.meta.subGraph", ("nodes", "relationships"), _meta_graph,
+              "labels and relationship types with counts"),
+        Procedure("apoc.meta.stats",
+              ("labelCount", "relTypeCount", "propertyKeyCount", "nodeCount", "relCount",
+               "labels", "relTypes", "relTypesCount", "stats"),
+              _meta_stats, "counts of labels, types and entities"),
+        Procedure("apoc.schema.nodes",
+              ("name", "label", "properties", "status", "type", "failure",
+               "populationProgress", "size", "valuesSelectivity", "userDescription"),
+              _none, "node indexes and constraints (none known)"),
+        Procedure("apoc.schema.relationships", ("name", "type", "properties", "status"), _none,
+              "relationship indexes and constraints (none known)"),
+    )
+}  # fmt: skip
+
+# `SHOW <target>` -> (default columns, rows)
+SHOW_COMMANDS: Mapping[str, tuple[tuple[str, ...], Callable[[SchemaCatalog], list[Row]]]] = {
+    "CONSTRAINTS": (
+        ("id", "name", "type", "entityType", "labelsOrTypes", "properties", "ownedIndex",
+         "propertyType"),
+        _none,
+    ),
+    "INDEXES": (
+        ("id", "name", "state", "populationPercent", "type", "entityType", "labelsOrTypes",
+         "properties", "indexProvider", "owningConstraint", "lastRead", "readCount"),
+        _none,
+    ),
+    "PROCEDURES": (("name", "description", "mode", "worksOnSystem"), _served_procedures),
+    "FUNCTIONS": (("name", "category", "description"), _served_functions),
+}  # fmt: skip
+
+SERVED_PROCEDURES: frozenset[str] = frozenset(PROCEDURES)

@@ -1,0 +1,42 @@
+"""Which statements the compat layer answers itself, for the rules that would otherwise refuse
+them (the read-only rule lets these through; `plugins/compat_procedures.py` rewrites them)."""
+
+from __future__ import annotations
+
+import re
+
+from proxy.context import GuardContext
+from proxy.cypher import ast
+from proxy.cypher.query import CypherQuery
+
+_IF_NOT_EXISTS = re.compile(r"\bIF\s+NOT\s+EXISTS\b", re.IGNORECASE)
+_SCHEMA_OBJECTS = ("INDEX", "CONSTRAINT")
+
+
+def dialect_of(backend_uri: str) -> str:
+    """ "falkordb" for the embedded FalkorDB (no URI) and falkordb:// / redis:// URIs, else ""."""
+    scheme = backend_uri.split("://", 1)[0].lower() if "://" in backend_uri else ""
+    return "falkordb" if not backend_uri or scheme in ("falkordb", "falkor", "redis") else ""
+
+
+def acknowledged(query: CypherQuery, node: ast.SchemaCommand, ctx: GuardContext) -> bool:
+    """An idempotent `CREATE … INDEX|CONSTRAINT … IF NOT EXISTS` that `[compat]
+    schema_statements = "acknowledge"` answers with an empty result instead of running."""
+    if ctx.compat.schema_statements != "acknowledge":
+        return False
+    words = node.kind.upper().split()
+    return (
+        bool(words)
+        and words[0] == "CREATE"
+        and any(w in _SCHEMA_OBJECTS for w in words)
+        and _IF_NOT_EXISTS.search(query.source(node)) is not None
+    )
+
+
+def answered(query: CypherQuery, node: ast.Node, ctx: GuardContext) -> bool:
+    """Does the compat layer answer `node` itself (so it never reaches the backend)?"""
+    if isinstance(node, ast.CallProcedure):
+        return node.name.lower() in ctx.served_procedures
+    if isinstance(node, ast.SchemaCommand):
+        return acknowledged(query, node, ctx)
+    return False
