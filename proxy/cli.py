@@ -273,7 +273,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from proxy.server import serve
+    from proxy.runner import serve
 
     return serve(load_config(args.config))
 

@@ -6,23 +6,17 @@ tests run several servers in one process.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import logging
-import os
-import signal
-import sys
-import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from proxy.audit import AuditLog
 from proxy.auth import is_loopback, logon_check
-from proxy.backends.base import BackendError
+from proxy.backend_factory import make_backend
 from proxy.config import Config
-from proxy.errors import ConfigError, QueryGuardError
+from proxy.errors import ConfigError
 from proxy.metrics import Metrics, fan_out
 from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
@@ -31,13 +25,10 @@ from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
 from proxy.sql.backend import make_sql_backend
 from proxy.sql.service import SqlService
-from proxy.tls import listener_tls, upstream_tls
+from proxy.tls import listener_tls
 
 log = logging.getLogger(__name__)
 
-CREDENTIAL_MODES = ("passthrough", "configured")
-BOLT_CLIENTS = ("relay", "driver")  # our own Bolt client (records relayed raw), the neo4j driver
-T = TypeVar("T")
 
 
 def split_address(value: str, key: str) -> tuple[str, int]:
@@ -353,156 +344,3 @@ def check_exposure(config: Config) -> None:
                 f"the embedded database would be served on {host} to anyone: {fix}require "
                 "client certificates (tls_client_ca), or listen on a loopback address",
             )
-
-
-class ProxyThread:
-    """A `ProxyServer` on its own event loop in a daemon thread, for applications (and tests)
-    that embed the proxy next to synchronous code: `start()` returns once it listens."""
-
-    def __init__(self, config: Config, **options: Any) -> None:
-        self.server = ProxyServer(config, **options)
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    @property
-    def address(self) -> str:
-        return self.server.bolt_address
-
-    def start(self, timeout: float = 120.0) -> ProxyThread:
-        self._thread.start()
-        try:
-            self.call(self.server.start(), timeout)
-        except BaseException:
-            self._halt()
-            raise
-        return self
-
-    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = 60.0) -> T:
-        """Run a coroutine on the proxy's loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            try:
-                self.call(self.server.close())
-            finally:
-                self._halt()
-
-    def _halt(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-        if not self.loop.is_running():
-            self.loop.close()
-
-    def __enter__(self) -> ProxyThread:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-def make_backend(url: str, config: Config) -> Any:
-    """The backend for a `[backend] cypher` URL (writes refused upstream too when read-only)."""
-    scheme = url.split("://", 1)[0].lower()
-    read_only = config.guard.read_only
-    if scheme in ("falkordb", "falkor", "redis"):
-        from proxy.backends.falkordb import FalkorDBBackend
-
-        timeout = int(config.limits.get("query_timeout_ms", 0))
-        return FalkorDBBackend(url, read_only=read_only, query_timeout_ms=timeout or None)
-    if scheme.startswith(("bolt", "neo4j")):
-        mode = str(config.backend["credentials"])
-        if mode not in CREDENTIAL_MODES:
-            raise ConfigError("backend.credentials", f"must be one of {CREDENTIAL_MODES}")
-        client = str(config.backend["client"])
-        if client not in BOLT_CLIENTS:
-            raise ConfigError("backend.client", f"must be one of {BOLT_CLIENTS}")
-        options: dict[str, Any] = {
-            "auth": configured_auth(config, required=mode == "configured"),
-            "database": str(config.backend["database"]) or None,
-            "read_only": read_only,
-            "passthrough": mode == "passthrough",
-            "query_timeout_ms": int(config.limits.get("query_timeout_ms", 0)),
-        }
-        tls = upstream_tls(url, config)
-        if client == "driver":
-            from proxy.backends.bolt import BoltBackend
-
-            if tls is not None:  # the driver takes a context only with a plain scheme
-                url = url.split("://", 1)[0].split("+", 1)[0] + "://" + url.split("://", 1)[1]
-                options.update(encrypted=True, ssl_context=tls)
-            return BoltBackend(url, **options)
-        from proxy.backends.bolt_relay import BoltRelayBackend
-
-        return BoltRelayBackend(url, tls=tls, **options)
-    raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
-
-
-def configured_auth(config: Config, required: bool) -> tuple[str, str] | None:
-    """(user, password from `password_env`); in pass-through mode they are optional and only
-    serve schema discovery and clients that send no credentials."""
-    user = str(config.backend["user"])
-    env = str(config.backend["password_env"])
-    if not user:
-        if required:
-            raise ConfigError("backend.user", 'credentials = "configured" needs a user')
-        return None
-    if env and env not in os.environ:
-        raise ConfigError("backend.password_env", f"environment variable {env} is not set")
-    return user, os.environ.get(env, "") if env else ""
-
-
-def serve(config: Config) -> int:
-    """Run until SIGINT / SIGTERM; returns the process exit status."""
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
-    try:  # libuv's loop: fewer microseconds per socket event, the proxy's hot path
-        import uvloop
-    except ImportError:
-        return asyncio.run(_serve(config))
-    return uvloop.run(_serve(config))
-
-
-async def _serve(config: Config) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    server = ProxyServer(config)
-    starting = asyncio.create_task(server.start())
-    stopping = asyncio.create_task(stop.wait())
-    try:
-        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        if not starting.done():  # a signal during start-up: give up starting
-            starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await starting
-            return 0
-        try:
-            starting.result()
-        except (BackendError, QueryGuardError, OSError) as exc:
-            print(f"query-guard: cannot start: {exc}", file=sys.stderr, flush=True)
-            return 1
-        scheme = "bolt+s" if server.bolt is not None and server.bolt.ssl_context else "bolt"
-        where = f"{scheme}://{server.bolt_address}" if server.bolt is not None else "no listener"
-        print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
-        print(f"query-guard schema: {server.schema_source}", flush=True)
-        if server.http is not None:
-            print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
-                  flush=True)  # fmt: skip
-        if server.gremlin is not None:
-            print(
-                f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
-                f"/gremlin -> {server.gremlin_service.backend.description}",
-                flush=True,
-            )
-        await stopping
-        return 0
-    finally:
-        stopping.cancel()
-        await server.close()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)

@@ -22,7 +22,8 @@ from proxy.auth import UserDirectory, hash_password, verify_password
 from proxy.backends.embedded import EmbeddedFalkorDB
 from proxy.config import parse_config
 from proxy.errors import ConfigError
-from proxy.server import ProxyServer, ProxyThread, check_exposure
+from proxy.runner import ProxyThread
+from proxy.server import ProxyServer, check_exposure
 from tests.conftest import graph_url
 
 SECRET = "secret_graph"  # created on the same FalkorDB, outside the proxy

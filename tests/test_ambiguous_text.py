@@ -12,7 +12,7 @@ import pytest
 from neo4j import exceptions as nex
 
 from proxy.pipeline import build_guard
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.test_e2e_falkordb import AUTH, canon_rows, driver_rows, proxy_config
 
 BLOCKED = [

@@ -13,7 +13,8 @@ import neo4j
 import pytest
 
 from proxy.config import parse_config
-from proxy.server import ProxyThread, cypher_guard
+from proxy.runner import ProxyThread
+from proxy.server import cypher_guard
 
 REVERSED = "MATCH (m:Movie {title: 'The Matrix'})-[:ACTED_IN]->(p:Person) RETURN p.name AS name"
 ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]

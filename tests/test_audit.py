@@ -14,7 +14,7 @@ from neo4j import exceptions as nex
 
 from proxy.audit import AuditLog
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 
 FIELDS = {
     "event", "timestamp", "client", "connection_id", "original", "verdict", "final_query",

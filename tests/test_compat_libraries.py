@@ -45,7 +45,7 @@ from neo4j_graphrag.schema import get_schema
 
 from proxy.cli import main as query_guard
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.fake_llm import FakeLLM
 
 pytestmark = pytest.mark.compat

@@ -16,8 +16,8 @@ from neo4j import exceptions as nex
 
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
 from proxy.config import parse_config
+from proxy.runner import ProxyThread
 from proxy.schema import SchemaCatalog
-from proxy.server import ProxyThread
 from tests.test_compat_procedures import (
     COMPONENTS,
     LLAMA_NODE_PROPS,

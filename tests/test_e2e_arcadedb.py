@@ -20,7 +20,7 @@ from neo4j import graph as ng
 
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows, stream_100k_rows
 from tests.test_server import ServeProcess
 

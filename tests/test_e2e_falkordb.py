@@ -25,7 +25,7 @@ from proxy.backends.base import GraphNode, GraphPath, GraphRelationship, collect
 from proxy.backends.bolt import to_neutral
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.test_server import ServeProcess
 
 AUTH = ("neo4j", "anything")  # the embedded setup does not check credentials

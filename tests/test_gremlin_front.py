@@ -23,7 +23,7 @@ from gremlin_python.process.traversal import Order, P
 from gremlin_python.structure.graph import Edge, Vertex
 
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.corpora import DATA
 
 SERIALIZERS = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}

@@ -12,7 +12,7 @@ from gremlin_python.driver.client import Client
 from gremlin_python.driver.protocol import GremlinServerError
 
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.corpora import ROOT
 
 WINDOW = "has('createdAt', P.between('2024-01-01', '2024-06-30'))"

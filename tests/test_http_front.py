@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 
 MATRIX_CAST = {"Keanu Reeves", "Carrie-Anne Moss", "Laurence Fishburne", "Hugo Weaving",
                "Emil Eifrem"}  # fmt: skip

@@ -19,7 +19,7 @@ from neo4j import exceptions as nex
 
 from proxy.config import parse_config
 from proxy.hookspecs import hookimpl
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 
 AUTH = ("neo4j", "anything")
 SLOW_MARKER = "slow_guard_marker"

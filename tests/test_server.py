@@ -18,6 +18,7 @@ import neo4j
 import pytest
 import redis
 
+from proxy.backend_factory import make_backend
 from proxy.backends.base import BackendUnavailable
 from proxy.backends.bolt import CLIENT_AUTH, BoltBackend, client_auth_token, remember_client_auth
 from proxy.backends.bolt_relay import BoltRelayBackend
@@ -26,7 +27,8 @@ from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
 from proxy.errors import ConfigError
 from proxy.model import Action
-from proxy.server import ProxyServer, _serve, cypher_guard, make_backend, split_address
+from proxy.runner import _serve
+from proxy.server import ProxyServer, cypher_guard, split_address
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"listening on bolt://(\S+) -> (?:.*falkordb://([\d.]+):(\d+)/)?")

@@ -28,7 +28,7 @@ from proxy.backends.sql_postgres import PostgresBackend
 from proxy.backends.sql_sqlite import SqliteBackend, build_northwind
 from proxy.config import parse_config
 from proxy.pipeline import build_guard
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from proxy.service import QueryResult, QueryService
 from proxy.sql.service import SqlService
 

@@ -21,7 +21,7 @@ from gremlin_python.process.traversal import Direction, GType, P, Pick, T
 from gremlin_python.structure.graph import Path, Vertex
 
 from proxy.config import parse_config
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.corpora import DATA, corpus, read_jsonl
 from tests.tinkerpop_suite import exclusion, run_suite
 

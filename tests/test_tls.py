@@ -24,7 +24,7 @@ from neo4j import exceptions as nex
 from proxy.backends.embedded import EmbeddedFalkorDB
 from proxy.config import parse_config
 from proxy.errors import ConfigError
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from proxy.tls import server_context
 from tests.conftest import graph_url
 from tests.corpora import DATA

@@ -24,7 +24,7 @@ from gremlin_python.process.traversal import Bytecode, Traverser
 from proxy.config import parse_config
 from proxy.gremlin.bytecode import to_bytecode
 from proxy.gremlin.parser import parse_traversal
-from proxy.server import ProxyThread
+from proxy.runner import ProxyThread
 from tests.gherkin import GraphIndex, check, to_value
 
 GRAPH_FILES = {

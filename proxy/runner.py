@@ -1,0 +1,122 @@
+"""Running a `ProxyServer`: `query-guard serve` until a signal, and `ProxyThread` — the proxy
+on its own event loop in a thread, for applications and tests next to synchronous code."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from proxy.backends.base import BackendError
+from proxy.config import Config
+from proxy.errors import QueryGuardError
+from proxy.server import ProxyServer
+
+T = TypeVar("T")
+
+
+class ProxyThread:
+    """A `ProxyServer` on its own event loop in a daemon thread, for applications (and tests)
+    that embed the proxy next to synchronous code: `start()` returns once it listens."""
+
+    def __init__(self, config: Config, **options: Any) -> None:
+        self.server = ProxyServer(config, **options)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    @property
+    def address(self) -> str:
+        return self.server.bolt_address
+
+    def start(self, timeout: float = 120.0) -> ProxyThread:
+        self._thread.start()
+        try:
+            self.call(self.server.start(), timeout)
+        except BaseException:
+            self._halt()
+            raise
+        return self
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = 60.0) -> T:
+        """Run a coroutine on the proxy's loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            try:
+                self.call(self.server.close())
+            finally:
+                self._halt()
+
+    def _halt(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        if not self.loop.is_running():
+            self.loop.close()
+
+    def __enter__(self) -> ProxyThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve(config: Config) -> int:
+    """Run until SIGINT / SIGTERM; returns the process exit status."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+        stream=sys.stderr,
+    )
+    try:  # libuv's loop: fewer microseconds per socket event, the proxy's hot path
+        import uvloop
+    except ImportError:
+        return asyncio.run(_serve(config))
+    return uvloop.run(_serve(config))
+
+
+async def _serve(config: Config) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    server = ProxyServer(config)
+    starting = asyncio.create_task(server.start())
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():  # a signal during start-up: give up starting
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await starting
+            return 0
+        try:
+            starting.result()
+        except (BackendError, QueryGuardError, OSError) as exc:
+            print(f"query-guard: cannot start: {exc}", file=sys.stderr, flush=True)
+            return 1
+        scheme = "bolt+s" if server.bolt is not None and server.bolt.ssl_context else "bolt"
+        where = f"{scheme}://{server.bolt_address}" if server.bolt is not None else "no listener"
+        print(f"query-guard listening on {where} -> {server.backend_description}", flush=True)
+        print(f"query-guard schema: {server.schema_source}", flush=True)
+        if server.http is not None:
+            print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
+                  flush=True)  # fmt: skip
+        if server.gremlin is not None:
+            print(
+                f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
+                f"/gremlin -> {server.gremlin_service.backend.description}",
+                flush=True,
+            )
+        await stopping
+        return 0
+    finally:
+        stopping.cancel()
+        await server.close()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
