@@ -29,6 +29,7 @@ from gremlin_python.structure.graph import Element
 
 from proxy.gremlin import ast
 from proxy.gremlin.lexicon import WITH_OPTION_KEYS
+from proxy.gremlin.printer import predicate_text
 from proxy.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -116,14 +117,7 @@ class _Printer:
         raise Unsupported(f"{kind} values are not supported by the embedded engine")
 
     def predicate(self, p: ast.Predicate) -> str:
-        text = f"{p.kind}.{p.name}({', '.join(self.arg(a) for a in p.args)})"
-        for link in p.chain:
-            if link.op == "negate":
-                text = f"P.not({text})"
-            else:
-                assert link.other is not None
-                text = f"{text}.{link.op}({self.predicate(link.other)})"
-        return text
+        return predicate_text(p, self.arg)
 
 
 def value(v: Any) -> str:

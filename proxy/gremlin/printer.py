@@ -13,6 +13,7 @@ for bytecode translation, logging and tests.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from proxy.gremlin.ast import (
     CardinalityValue,
@@ -173,14 +174,20 @@ def _iso(node: DateTimeLit) -> str:
 
 
 def _predicate(p: Predicate) -> str:
+    return predicate_text(p, _arg)
+
+
+def predicate_text(p: Predicate, arg: Callable[[Node], str]) -> str:
+    """`P.name(args)` with its and/or/negate chain; `arg` prints the arguments (the canonical
+    printer's, or another dialect's)."""
     args = p.args
     if p.name in ("within", "without") and len(args) == 1 and isinstance(args[0], ListLit):
         args = args[0].items  # within([a, b]) and within(a, b) build the same predicate
-    text = f"{p.kind}.{p.name}({', '.join(_arg(a) for a in args)})"
+    text = f"{p.kind}.{p.name}({', '.join(arg(a) for a in args)})"
     for link in p.chain:
         if link.op == "negate":
             text = f"P.not({text})"
         else:
             assert link.other is not None
-            text = f"{text}.{link.op}({_predicate(link.other)})"
+            text = f"{text}.{link.op}({predicate_text(link.other, arg)})"
     return text
