@@ -78,3 +78,22 @@ def direction_competition() -> list[dict[str, str]]:
     csv.field_size_limit(1 << 24)
     with (CORPORA / "cypher" / "direction_competition.csv").open(newline="") as fp:
         return list(csv.DictReader(fp))
+
+
+MARKER = "<!-- other benchmarks -->"
+
+
+def write_section(heading: str, text: str) -> None:
+    """Replace the section starting with `heading` below RESULTS.md's marker (run_all.py owns
+    what is above it), keeping every other section there."""
+    import re
+
+    path = ROOT / "benchmarks" / "RESULTS.md"
+    current = path.read_text() if path.exists() else ""
+    if MARKER not in current:
+        current = current.rstrip("\n") + f"\n\n{MARKER}\n"
+    head, _, tail = current.partition(MARKER)
+    sections = re.split(r"(?m)^(?=## )", tail)
+    kept = [s for s in sections if s.strip() and not s.startswith(heading)]
+    body = "\n".join(s.rstrip("\n") + "\n" for s in [*kept, text])
+    path.write_text(f"{head}{MARKER}\n{body}")

@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import neo4j  # noqa: E402
-from _common import ROOT, percentile, table  # noqa: E402
+from _common import ROOT, percentile, table, write_section  # noqa: E402
 
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason  # noqa: E402
 from proxy.backends.embedded import EmbeddedFalkorDB  # noqa: E402
@@ -42,7 +42,6 @@ SMALL_READ = (
     "MATCH (m:Movie {title: $title}) RETURN m.title AS title, m.released AS released LIMIT 10"
 )
 PARAMS = {"title": "The Matrix"}
-MARKER = "<!-- other benchmarks -->"
 SECTION = "## Proxy overhead (query-guard serve vs direct)"
 PASSWORD_ENV = "QG_BENCH_PASSWORD"
 
@@ -389,13 +388,6 @@ def render(results: list[dict[str, Any]], n: int, seconds: float) -> str:
     )
 
 
-def write_section(text: str) -> None:
-    """RESULTS.md keeps everything above the marker (run_all.py keeps what follows it)."""
-    path = HERE / "RESULTS.md"
-    head = path.read_text().partition(MARKER)[0].rstrip("\n") if path.exists() else ""
-    path.write_text(f"{head}\n\n{MARKER}\n{text}\n")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
@@ -416,7 +408,7 @@ def main() -> None:
     text = render(results, args.calls, args.seconds)
     print(text)
     if args.write:
-        write_section(text)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,12 @@ import time
 from collections import Counter
 from typing import Any
 
-from _common import CORPORA, ROOT, table
+from _common import CORPORA, ROOT, table, write_section
 from gremlin_python.driver.serializer import GraphSONSerializersV3d0
 
 from tests.tinkerpop_suite import Outcome, exclusion, run_suite
 
 HEADING = "## TinkerPop feature suite through the Gremlin front"
-MARKER = "<!-- other benchmarks -->"
 BASELINE = ROOT / "tests" / "data" / "tinkerpop_front_baseline.json"
 
 
@@ -79,19 +78,6 @@ def render(
     )
 
 
-def write_section(text: str) -> None:
-    """Replace this script's section (kept below the marker, where run_all.py leaves it)."""
-    path = ROOT / "benchmarks" / "RESULTS.md"
-    current = path.read_text() if path.exists() else ""
-    if MARKER not in current:
-        current = current.rstrip("\n") + f"\n\n{MARKER}\n"
-    head, _, tail = current.partition(MARKER)
-    sections = re.split(r"(?m)^(?=## )", tail)
-    kept = [s for s in sections if s.strip() and not s.startswith(HEADING)]
-    body = "\n".join(s.rstrip("\n") + "\n" for s in [*kept, text])
-    path.write_text(f"{head}{MARKER}\n{body}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--write", action="store_true")
@@ -109,7 +95,7 @@ def main() -> None:
     text = render(outcomes, graphson, excluded, seconds)
     print(text)
     if args.write:
-        write_section(text)
+        write_section(HEADING, text)
     if args.baseline:
         baseline = {
             "in_suite": len(outcomes),
