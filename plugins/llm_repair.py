@@ -27,7 +27,7 @@ import aiohttp
 
 from proxy.context import GuardContext
 from proxy.hookspecs import hookimpl
-from proxy.repair_model import RepairCandidate, RepairRequest
+from proxy.repair.model import RepairCandidate, RepairRequest
 from proxy.schema import SchemaCatalog
 
 TAXONOMY = """\

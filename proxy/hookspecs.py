@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from proxy.context import GuardContext
     from proxy.cypher.query import CypherQuery
     from proxy.model import Finding
-    from proxy.repair_model import RepairRequest
+    from proxy.repair.model import RepairRequest
 
 hookspec = pluggy.HookspecMarker("query_guard")
 hookimpl = pluggy.HookimplMarker("query_guard")
@@ -69,10 +69,10 @@ def guard_repair(request: RepairRequest, ctx: GuardContext) -> Any:
     in hook order; the first implementation returning a candidate wins. Whatever it returns is
     guarded again before it runs (a repair can never introduce a write).
 
-    :param request: ``proxy.repair.RepairRequest`` — the failed query, the database error (None
-        for an empty result), the client's question when sent, literal grounding notes, the
-        attempts so far and the query parameters
+    :param request: ``proxy.repair.model.RepairRequest`` — the failed query, the database
+        error (None for an empty result), the client's question when sent, literal grounding
+        notes, the attempts so far and the query parameters
     :param ctx: schema catalog and guard settings
-    :return: a ``proxy.repair.RepairCandidate`` (query, §7 code, cause), a query string, None
+    :return: a ``proxy.repair.model.RepairCandidate`` (query, §7 code, cause), a query string, None
         (no idea), or an awaitable of one of these (an LLM call)
     """

@@ -47,8 +47,9 @@ BUILTIN_RULES: tuple[str, ...] = (
 
 # Built-in repair plugins (DESIGN §6 `guard_repair`). They are stateful (endpoint settings),
 # so each module exposes `from_config(repair_table) -> plugin | None` and
-# `proxy.repair.build_repairer` registers the instance on the guard's plugin manager only when
-# configured; they implement no rule hook, so Cypher rule behaviour does not depend on them.
+# `proxy.repair.repairer.build_repairer` registers the instance on the guard's plugin manager
+# only when configured; they implement no rule hook, so Cypher rule behaviour does not
+# depend on them.
 BUILTIN_REPAIR: tuple[str, ...] = ("plugins.llm_repair",)
 
 

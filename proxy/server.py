@@ -20,7 +20,7 @@ from proxy.errors import ConfigError
 from proxy.metrics import Metrics, fan_out
 from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
-from proxy.repair import build_repairer
+from proxy.repair.repairer import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
 from proxy.sql.backend import make_sql_backend

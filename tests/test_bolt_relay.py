@@ -28,7 +28,7 @@ from proxy.bolt.upstream import UpstreamConnection, decode_record
 from proxy.config import parse_config
 from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
-from proxy.repair import build_repairer
+from proxy.repair.repairer import build_repairer
 from tests.background_loop import BackgroundLoop
 from tests.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows
 

@@ -10,7 +10,7 @@ import pytest
 
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.cypher.query import CypherQuery
-from proxy.grounding import (
+from proxy.repair.grounding import (
     Binding,
     extract_bindings,
     literal_note,

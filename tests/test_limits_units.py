@@ -24,7 +24,7 @@ from proxy.hookspecs import hookimpl
 from proxy.model import Action, Severity
 from proxy.pipeline import Guard, build_guard
 from proxy.plugins import build_plugin_manager
-from proxy.repair import build_repairer
+from proxy.repair.repairer import build_repairer
 
 # ---------------------------------------------------------------- the bracket scan
 

@@ -17,7 +17,7 @@ from proxy.backends.base import collect
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
 from proxy.pipeline import build_guard
-from proxy.repair import BLOCKED, EMPTY, ROWS, RepairOutcome, build_repairer
+from proxy.repair.repairer import BLOCKED, EMPTY, ROWS, RepairOutcome, build_repairer
 from tests.test_repair_falkordb import MOVIES
 
 # a name grounding cannot fix by itself (no stored value contains it): the LLM's job

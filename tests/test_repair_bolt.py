@@ -15,7 +15,7 @@ from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
 from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
-from proxy.repair import build_repairer
+from proxy.repair.repairer import build_repairer
 from tests.background_loop import BackgroundLoop
 from tests.test_repair_falkordb import MOVIES
 

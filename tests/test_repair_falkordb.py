@@ -11,7 +11,7 @@ from proxy.backends.base import collect
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
 from proxy.pipeline import build_guard
-from proxy.repair import EMPTY, ROWS, RepairOutcome, build_repairer
+from proxy.repair.repairer import EMPTY, ROWS, RepairOutcome, build_repairer
 from proxy.schema import SchemaCatalog
 
 MOVIES = SchemaCatalog.from_dict(

@@ -16,7 +16,14 @@ from proxy.cypher.query import CypherQuery
 from proxy.hookspecs import hookimpl
 from proxy.model import Action, Finding, Severity, Verdict
 from proxy.plugins import build_plugin_manager
-from proxy.repair import (
+from proxy.repair.candidates import (
+    aggregate_columns,
+    flip_candidates,
+    is_empty,
+    relax_case,
+    reverse_all_directions,
+)
+from proxy.repair.repairer import (
     BLOCKED,
     EMPTY,
     ERROR,
@@ -28,13 +35,6 @@ from proxy.repair import (
     RepairSettings,
     is_read_query,
     stop_reason,
-)
-from proxy.repair_candidates import (
-    aggregate_columns,
-    flip_candidates,
-    is_empty,
-    relax_case,
-    reverse_all_directions,
 )
 from proxy.schema import SchemaCatalog
 

@@ -62,8 +62,8 @@ def test_the_repair_loop_sees_a_refreshed_schema() -> None:
     flips from the schema: the loop must not keep the one it was built with."""
     from proxy.config import parse_config
     from proxy.pipeline import build_guard
-    from proxy.repair import build_repairer
-    from proxy.repair_candidates import flip_candidates
+    from proxy.repair.candidates import flip_candidates
+    from proxy.repair.repairer import build_repairer
     from proxy.schema import SchemaCatalog
 
     old = SchemaCatalog.from_triples("(Person, KNOWS, Person)")

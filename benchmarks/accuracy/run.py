@@ -31,7 +31,7 @@ from proxy.backends.falkordb import FalkorDBBackend  # noqa: E402
 from proxy.config import parse_config  # noqa: E402
 from proxy.discovery import discover_schema  # noqa: E402
 from proxy.pipeline import Guard, build_guard  # noqa: E402
-from proxy.repair import Repairer, RepairSettings  # noqa: E402
+from proxy.repair.repairer import Repairer, RepairSettings  # noqa: E402
 from proxy.schema import SchemaCatalog  # noqa: E402
 
 Result = tuple[list[str], list[list[Any]]] | None  # None: error or blocked

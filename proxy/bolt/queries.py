@@ -15,8 +15,8 @@ from proxy.bolt.state import State
 from proxy.bolt.streaming import OpenResult, raw_source
 from proxy.explain import answer_explain
 from proxy.model import Action, Finding, Verdict
-from proxy.repair import PEEK
-from proxy.repair_candidates import is_blank
+from proxy.repair.candidates import is_blank
+from proxy.repair.repairer import PEEK
 
 if TYPE_CHECKING:
     from proxy.backends.base import Transaction

@@ -29,7 +29,7 @@ from proxy.bolt.values import ValueCodec
 from proxy.model import Verdict
 
 if TYPE_CHECKING:
-    from proxy.repair import Repairer
+    from proxy.repair.repairer import Repairer
 
 log = logging.getLogger("proxy.bolt")
 

@@ -30,7 +30,7 @@ from proxy.bolt.session import (
 )
 
 if TYPE_CHECKING:
-    from proxy.repair import Repairer
+    from proxy.repair.repairer import Repairer
 
 log = logging.getLogger("proxy.bolt")
 

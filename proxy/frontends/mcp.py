@@ -149,7 +149,7 @@ def _budget(out: dict[str, Any], max_chars: int) -> dict[str, Any]:
 async def serve_stdio(config: Any) -> None:
     """`query-guard mcp`: backends and guards of a `ProxyServer` without listeners, and the
     MCP server on standard input/output (logs and the audit log go to standard error)."""
-    from proxy.repair import build_repairer
+    from proxy.repair.repairer import build_repairer
     from proxy.server import ProxyServer
 
     server = ProxyServer(config, listen=False)

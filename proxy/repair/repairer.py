@@ -4,7 +4,7 @@ and ask `guard_repair` plugins (e.g. the LLM plugin) for a rewrite — within a 
 candidate re-guarded before it runs, every attempt recorded.
 
 The loop is async because it executes on a backend; its decisions (`is_empty`, `stop_reason`,
-the candidates in `proxy.repair_candidates`) are pure functions. Results are *peeked*: only the
+the candidates in `proxy.repair.candidates`) are pure functions. Results are *peeked*: only the
 first records of an attempt are read to decide, and the chosen attempt's stream is handed back
 whole (`PeekedStream`), so a query that returns rows at once streams as before.
 """
@@ -26,8 +26,8 @@ from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
 from proxy.cypher.statement import is_explain
-from proxy.repair_loop import PEEK, Check, Execute, RepairLoop, is_read_query, parse, stop_reason
-from proxy.repair_model import (
+from proxy.repair.loop import PEEK, Check, Execute, RepairLoop, is_read_query, parse, stop_reason
+from proxy.repair.model import (
     BLOCKED,
     EMPTY,
     ERROR,

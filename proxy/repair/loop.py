@@ -1,4 +1,4 @@
-"""One run of the repair loop (DESIGN §6) for `proxy.repair.Repairer`: the attempts, the
+"""One run of the repair loop (DESIGN §6) for `proxy.repair.repairer.Repairer`: the attempts, the
 texts already run, and the safe-vs-speculative decision.
 
 A repair is *safe* when the fault is certain from the schema or the data (an arrow against a
@@ -22,16 +22,16 @@ from proxy.backends.base import BackendError, ResultStream
 from proxy.cypher import ast
 from proxy.cypher.parser import CypherSyntaxError
 from proxy.cypher.query import CypherQuery
-from proxy.grounding import LiteralFix, extract_bindings, ground_literals
 from proxy.model import Edit, Finding, Severity, Verdict, apply_edits
-from proxy.repair_candidates import (
+from proxy.repair.candidates import (
     Flip,
     aggregate_columns,
     flip_candidates,
     is_empty,
     relax_case,
 )
-from proxy.repair_model import (
+from proxy.repair.grounding import LiteralFix, extract_bindings, ground_literals
+from proxy.repair.model import (
     BLOCKED,
     EMPTY,
     ERROR,
@@ -45,7 +45,7 @@ from proxy.repair_model import (
 )
 
 if TYPE_CHECKING:
-    from proxy.repair import Repairer
+    from proxy.repair.repairer import Repairer
 
 log = logging.getLogger("proxy.repair")
 
