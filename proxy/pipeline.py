@@ -12,7 +12,7 @@ import difflib
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from cachetools import LRUCache
 
 from proxy.caches import verdict_cache
 from proxy.context import GuardContext
+from proxy.hookcalls import PerPluginCalls
 from proxy.model import Action, Edit, Finding, Severity, Verdict, apply_edits
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,7 @@ class Guard:
         cache_size: int | None = None,
     ) -> None:
         self.pm = pm
+        self._calls = PerPluginCalls(pm)
         self.ctx = ctx
         self.languages = languages or default_languages(ctx.settings.sql_dialect)
         size = ctx.settings.cache_size if cache_size is None else cache_size
@@ -273,41 +275,46 @@ class Guard:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})
 
     def _call(self, hook_name: str, kwargs: dict[str, Any]) -> list[Finding]:
-        """Call every implementation in pluggy's order, tagging findings with the plugin name.
+        """Call the hook through pluggy one plugin at a time, tagging findings with its name.
 
-        A rule that raises must not take the proxy down: its failure becomes a finding — an
-        error (the query is blocked: fail closed) for the rules that keep the database safe
-        and results bounded (`FAIL_CLOSED_RULES`) or for every rule under
-        `[guard] on_rule_error = "block"`; else a warning."""
-        hook = getattr(self.pm.hook, hook_name)
+        A rule that raises or returns something other than findings must not take the proxy
+        down: its failure becomes a finding — an error (the query is blocked: fail closed) for
+        the rules that keep the database safe and results bounded (`FAIL_CLOSED_RULES`) or for
+        every rule under `[guard] on_rule_error = "block"`; else a warning."""
         out: list[Finding] = []
-        for impl in reversed(hook.get_hookimpls()):
-            args = {name: kwargs[name] for name in impl.argnames}
+        for name, caller in self._calls(hook_name):
             try:
-                result = impl.function(**args)
+                results = caller(**kwargs)
+                findings = [f for result in results for f in _findings_of(result, name)]
             except Exception as exc:  # a plugin bug (or RecursionError): report, never crash
-                log.exception("rule %s failed", impl.plugin_name)
-                closed = (
-                    impl.plugin_name in FAIL_CLOSED_RULES
-                    or self.ctx.settings.on_rule_error == "block"
-                )
-                out.append(
-                    Finding(
-                        "GUARD.RULE_ERROR",
-                        Severity.ERROR if closed else Severity.WARNING,
-                        f"rule {impl.plugin_name} failed"
-                        + (", so the query is blocked" if closed else " and was skipped")
-                        + f": {exc!r}. Simplify the query",
-                        (0, 0),
-                        rule=impl.plugin_name,
-                    )
-                )
+                log.exception("rule %s failed", name)
+                out.append(self._rule_error(name, exc))
                 continue
-            for finding in result or ():
-                if not finding.rule:
-                    finding = finding.with_span(finding.span, impl.plugin_name)
-                out.append(finding)
+            out += findings
         return out
+
+    def _rule_error(self, name: str, exc: Exception) -> Finding:
+        closed = name in FAIL_CLOSED_RULES or self.ctx.settings.on_rule_error == "block"
+        return Finding(
+            "GUARD.RULE_ERROR",
+            Severity.ERROR if closed else Severity.WARNING,
+            f"rule {name} failed"
+            + (", so the query is blocked" if closed else " and was skipped")
+            + f": {exc!r}. Simplify the query",
+            (0, 0),
+            rule=name,
+        )
+
+
+def _findings_of(result: Any, plugin: str) -> Iterator[Finding]:
+    """The findings a rule returned (a list or other iterable of `Finding`), tagged with the
+    rule's name; anything else is the rule's bug (a TypeError naming what it returned)."""
+    if isinstance(result, Finding | str | bytes) or not isinstance(result, Iterable):
+        raise TypeError(f"returned {type(result).__name__}, not a list of Finding")
+    for finding in result:
+        if not isinstance(finding, Finding):
+            raise TypeError(f"returned a {type(finding).__name__} among its findings")
+        yield finding if finding.rule else finding.with_span(finding.span, plugin)
 
 
 # ---------------------------------------------------------------- edits and spans

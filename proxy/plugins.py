@@ -14,6 +14,7 @@ import pluggy
 
 from proxy import hookspecs
 from proxy.errors import PluginError
+from proxy.hookcalls import wrapper_hooks
 
 ENTRY_POINT_GROUP = "query_guard"
 
@@ -135,9 +136,19 @@ def _register(
         pm.register(plugin, name=name)
     except (pluggy.PluginValidationError, ValueError) as exc:
         _broken(f"rule plugin {source or name} is invalid: {exc}", skip_broken, exc)
+        return
+    wrappers = wrapper_hooks(pm, plugin)
+    if wrappers:
+        pm.unregister(plugin)
+        problem = (
+            f"rule plugin {source or name} is invalid: its {', '.join(wrappers)} is a pluggy "
+            "wrapper (wrapper=True or hookwrapper=True); query-guard calls each rule on its own, "
+            "so a rule hook must be a plain @hookimpl returning findings"
+        )
+        _broken(problem, skip_broken, None)
 
 
-def _broken(message: str, skip_broken: bool, exc: Exception) -> None:
+def _broken(message: str, skip_broken: bool, exc: Exception | None) -> None:
     if not skip_broken:
         raise PluginError(message) from exc
     log.error("%s; skipped ([guard] on_rule_error = \"warn\")", message)

@@ -99,3 +99,71 @@ def test_on_rule_error_block_fails_closed_at_start(
 def test_on_rule_error_is_validated() -> None:
     with pytest.raises(ConfigError, match=r"guard\.on_rule_error"):
         parse_config({"guard": {"on_rule_error": "ignore"}})
+
+
+WRAPPER = '''
+from proxy.hookspecs import hookimpl
+
+@hookimpl(wrapper=True)
+def guard_cypher(query, ctx):
+    return (yield)
+'''
+RETURNS_TEXT = '''
+from proxy.hookspecs import hookimpl
+
+@hookimpl
+def guard_cypher(query, ctx):
+    return "looks fine to me"
+'''
+RAISES = '''
+from proxy.hookspecs import hookimpl
+
+@hookimpl
+def guard_cypher(query, ctx):
+    raise KeyError("labels")
+'''
+
+
+def test_a_wrapper_hook_is_one_error_naming_the_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _install(tmp_path, monkeypatch, "wrapping", WRAPPER)
+    with pytest.raises(PluginError, match=r"wrapping.*guard_cypher.*wrapper"):
+        build_guard()
+    assert main(["check", "RETURN 1"]) == EXIT_USAGE
+    assert "wrapping" in capsys.readouterr().err
+
+
+def test_serve_leaves_out_a_wrapper_plugin_and_guards_with_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, monkeypatch, "wrapping", WRAPPER)
+    guard = build_guard(skip_broken=True)
+    assert guard.pm.get_plugin("wrapping") is None
+    assert guard.check("MATCH (n) DETACH DELETE n").blocked
+    assert guard.check("MATCH (n) RETURN n LIMIT 5").action == "allow"
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [(RETURNS_TEXT, ["returned str", "not a list of Finding"]), (RAISES, ["KeyError"])],
+    ids=["returns-text", "raises"],
+)
+@pytest.mark.parametrize("on_rule_error", ["warn", "block"])
+def test_a_failing_rule_is_a_finding_naming_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    words: list[str],
+    on_rule_error: str,
+) -> None:
+    _install(tmp_path, monkeypatch, "sloppy", source)
+    guard = build_guard(parse_config({"guard": {"on_rule_error": on_rule_error}}))
+    verdict = guard.check("MATCH (n) RETURN n LIMIT 5")
+    (error,) = [f for f in verdict.findings if f.code == "GUARD.RULE_ERROR"]
+    assert error.rule == "sloppy" and "rule sloppy failed" in error.message
+    for word in words:
+        assert word in error.message
+    assert verdict.blocked is (on_rule_error == "block")
+    # the other rules still ran: a write is blocked whatever the broken rule did
+    assert "SEC.WRITE" in guard.check("MATCH (n) DETACH DELETE n").codes

@@ -26,6 +26,7 @@ from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
 from proxy.cypher.statement import is_explain
+from proxy.hookcalls import PerPluginCalls
 from proxy.repair.loop import PEEK, Check, Execute, RepairLoop, is_read_query, parse, stop_reason
 from proxy.repair.model import (
     BLOCKED,
@@ -75,6 +76,7 @@ class Repairer:
     ) -> None:
         self.settings = settings or RepairSettings()
         self.pm = pm
+        self._calls = PerPluginCalls(pm) if pm is not None else None
         # a callable reads the guard's context at each use: a schema refresh
         # (`Guard.use_schema`) reaches the loop too
         fixed = ctx if isinstance(ctx, GuardContext) else GuardContext()
@@ -139,21 +141,20 @@ class Repairer:
     async def propose(self, request: RepairRequest) -> RepairCandidate | None:
         """Ask each `guard_repair` implementation in hook order; the first candidate wins.
         A plugin that raises (an LLM timeout) is logged and skipped."""
-        if self.pm is None:
+        if self._calls is None:
             return None
-        for impl in reversed(self.pm.hook.guard_repair.get_hookimpls()):
-            args = {"request": request, "ctx": self.ctx}
+        for name, caller in self._calls("guard_repair"):
             try:
-                result = await await_me_maybe(impl.function(**{k: args[k] for k in impl.argnames}))
+                results = caller(request=request, ctx=self.ctx)
+                result = await await_me_maybe(results[0]) if results else None
             except Exception as exc:
-                log.warning("repair plugin %s failed: %r", impl.plugin_name, exc)
+                log.warning("repair plugin %s failed: %r", name, exc)
                 continue
             if isinstance(result, str):
                 result = RepairCandidate(result)
             if isinstance(result, RepairCandidate):
                 if not result.source:
-                    result = RepairCandidate(result.query, result.code, result.cause,
-                                             impl.plugin_name)  # fmt: skip
+                    result = RepairCandidate(result.query, result.code, result.cause, name)
                 return result
         return None
 

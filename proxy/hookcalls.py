@@ -1,0 +1,54 @@
+"""Calls a hook through pluggy one plugin at a time, in pluggy's order.
+
+pluggy stops a hook call at the first implementation that raises and does not say which one
+it was; the guard must name the failing rule and still run the others. So each plugin gets its
+own `PluginManager.subset_hook_caller` (pluggy selects the arguments, applies the hookspec and
+calls it); the callers are rebuilt only when the set of implementations changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pluggy
+
+Callers = list[tuple[str, pluggy.HookCaller]]
+
+
+class PerPluginCalls:
+    """For each hook name, one pluggy hook caller per implementing plugin, first-called first."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self._callers: dict[str, tuple[tuple[object, ...], Callers]] = {}
+
+    def __call__(self, hook_name: str) -> Sequence[tuple[str, pluggy.HookCaller]]:
+        """(plugin name, caller of that plugin's implementation) in the order pluggy calls them."""
+        impls = getattr(self.pm.hook, hook_name).get_hookimpls()
+        key = tuple(impls)
+        cached = self._callers.get(hook_name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        # pluggy calls the last implementation first; a plugin with two implementations of one
+        # hook (specname) is called once, with both
+        order = dict.fromkeys((impl.plugin_name, impl.plugin) for impl in reversed(impls))
+        plugins = {plugin for _, plugin in order}
+        callers = [
+            (name, self.pm.subset_hook_caller(hook_name, plugins - {plugin}))
+            for name, plugin in order
+        ]
+        self._callers[hook_name] = (key, callers)
+        return callers
+
+
+def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
+    """The hooks `plugin` implements as a pluggy wrapper (`wrapper=True` / `hookwrapper=True`).
+
+    The guard calls rule hooks one plugin at a time, so a wrapper would wrap nothing: such a
+    plugin is rejected when it is loaded."""
+    return sorted(
+        caller.name
+        for caller in pm.get_hookcallers(plugin) or ()
+        for impl in caller.get_hookimpls()
+        if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper)
+    )
