@@ -1,13 +1,16 @@
-"""The Cypher backend for a `[backend] cypher` URL: FalkorDB over RESP, or a Bolt server
-through our relay client or the neo4j driver, with the configured credentials and TLS."""
+"""The backends for the `[backend]` URLs: for `cypher`, FalkorDB over RESP or a Bolt server
+through our relay client or the neo4j driver, with the configured credentials and TLS; for
+`sql`, SQLite or PostgreSQL."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from proxy.config import Config
 from proxy.errors import ConfigError
+from proxy.sql.backend import SqlBackend
 from proxy.tls import upstream_tls
 
 CREDENTIAL_MODES = ("passthrough", "configured")
@@ -65,3 +68,28 @@ def configured_auth(config: Config, required: bool) -> tuple[str, str] | None:
     return user, os.environ.get(env, "") if env else ""
 
 
+def make_sql_backend(url: str, data_dir: str | Path) -> SqlBackend | None:
+    """The SQL backend for a `[backend] sql` URL:
+
+        ""                      embedded SQLite with Northwind, built on first start in data_dir
+        "off"                   no SQL backend (SQL can still be checked, not run)
+        "sqlite:///abs/path.db" an existing SQLite file, opened read-only
+        "postgresql://…"        PostgreSQL (asyncpg), every transaction read-only
+    """
+    url = url.strip()
+    if url == "off":
+        return None
+    if url == "":
+        from proxy.backends.sql_sqlite import SqliteBackend, northwind_path
+
+        return SqliteBackend(northwind_path(Path(data_dir)), northwind=True)
+    if url.startswith("sqlite:"):
+        from proxy.backends.sql_sqlite import SqliteBackend
+
+        path = url.removeprefix("sqlite:").removeprefix("//")
+        return SqliteBackend(Path(path))
+    if url.startswith(("postgresql://", "postgres://")):
+        from proxy.backends.sql_postgres import PostgresBackend
+
+        return PostgresBackend(url)
+    raise ConfigError("backend.sql", "use '', 'off', 'sqlite:///path' or 'postgresql://…'")

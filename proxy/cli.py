@@ -265,7 +265,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from proxy.frontends.mcp import serve_stdio
+    from proxy.runner import serve_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     asyncio.run(serve_stdio(load_config(args.config)))

@@ -8,12 +8,10 @@ most `MAX_ROUNDS`). Findings are reported with spans in the *original* text's co
 from __future__ import annotations
 
 import contextlib
-import difflib
 import logging
-import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pluggy
@@ -21,7 +19,9 @@ from cachetools import LRUCache
 
 from proxy.caches import verdict_cache
 from proxy.context import GuardContext
+from proxy.cypher.language import cypher_language
 from proxy.hookcalls import PerPluginCalls
+from proxy.language import Language
 from proxy.model import Action, Edit, Finding, Severity, Verdict, apply_edits
 
 log = logging.getLogger(__name__)
@@ -36,63 +36,12 @@ FAIL_CLOSED_RULES = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Language:
-    """How the pipeline parses one query language and which hook checks it."""
-
-    name: str
-    parse: Callable[[str], Any]
-    syntax_errors: tuple[type[Exception], ...]
-    hook: str
-    # turns a syntax exception into findings (SYN.PARSE, or SEC.SCRIPT for Gremlin scripts)
-    describe_error: Callable[[Exception, str], list[Finding]]
-    sample: str = ""  # a valid query, parsed once at start-up to build the parser
-    argument: str = "query"  # the hook's parameter name for the parsed query
-    # the canonical text that leaves the proxy (DESIGN §1), from the judged parse and the edits
-    # applied to its text since; raises ValueError when it cannot be printed unambiguously
-    emit: Callable[[Any, Sequence[Edit]], str] | None = None
-    # (is it an EXPLAIN, Neo4j's query type) of a parse: Verdict.explain / query_type
-    statement: Callable[[Any], tuple[bool, str]] | None = None
-    # queries of another language inside a parse (AGE's `cypher('g', $$ … $$)` in SQL): their
-    # (start, end) spans in the text and language; the guard checks each with that language
-    embedded: Callable[[Any], list[tuple[tuple[int, int], str]]] | None = None
-
-
-def _cypher_language() -> Language:
-    from proxy.cypher.emit import emit_query
-    from proxy.cypher.parser import CypherSyntaxError
-    from proxy.cypher.query import CypherQuery
-    from proxy.cypher.statement import statement_facts
-
-    def describe(exc: Exception, text: str) -> list[Finding]:
-        assert isinstance(exc, CypherSyntaxError)
-        pos = min(max(exc.offset, 0), len(text))
-        word = re.match(r"[A-Za-z_]+", text[pos:])
-        keywords = [w for w in exc.expected if w.isupper()]
-        guess = difflib.get_close_matches(word.group().upper(), keywords, 1) if word else []
-        return [
-            Finding(
-                "SYN.PARSE",
-                Severity.ERROR,
-                f"Cypher syntax error at {exc.message}",
-                (pos, min(pos + 1, len(text))),
-                hint=f"did you mean {guess[0]}?" if guess else None,
-                rule="parser",
-            )
-        ]
-
-    return Language(
-        "cypher", CypherQuery.parse, (CypherSyntaxError,), "guard_cypher", describe, "RETURN 1",
-        emit=emit_query, statement=statement_facts,
-    )  # fmt: skip
-
-
 def default_languages(sql_dialect: str = "postgres") -> dict[str, Language]:
-    from proxy.gremlin.language import gremlin_language
-    from proxy.sql.language import sql_language
+    from proxy.gremlin.language import gremlin_language  # sqlglot and the Gremlin parser load
+    from proxy.sql.language import sql_language  # only when a guard is built
 
     return {
-        "cypher": _cypher_language(),
+        "cypher": cypher_language(),
         "gremlin": gremlin_language(),
         "sql": sql_language(sql_dialect),
     }

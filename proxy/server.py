@@ -14,7 +14,7 @@ from typing import Any
 
 from proxy.audit import AuditLog
 from proxy.auth import is_loopback, logon_check
-from proxy.backend_factory import make_backend
+from proxy.backend_factory import make_backend, make_sql_backend
 from proxy.config import Config
 from proxy.errors import ConfigError
 from proxy.metrics import Metrics, fan_out
@@ -23,7 +23,6 @@ from proxy.pipeline import Guard, build_guard
 from proxy.repair.repairer import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
-from proxy.sql.backend import make_sql_backend
 from proxy.sql.service import SqlService
 from proxy.tls import listener_tls
 

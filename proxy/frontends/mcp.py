@@ -1,10 +1,10 @@
 """The MCP server (the `mcp` SDK's FastMCP): tools an LLM agent calls instead of a database.
 
-`query-guard mcp [--config]` serves it over stdio. Every tool call goes through the same guard
-as the other fronts; read-only cannot be switched off by a tool argument (it is the operator's
-`[guard] read_only`). Results are cut to `[mcp] max_rows` rows and `max_chars` characters of
-JSON, with a note saying so, and the guard's findings come back beside the rows so the agent
-can fix its own query.
+`query-guard mcp [--config]` serves it over stdio (`proxy.runner.serve_stdio`). Every tool
+call goes through the same guard as the other fronts; read-only cannot be switched off by a
+tool argument (it is the operator's `[guard] read_only`). Results are cut to `[mcp] max_rows`
+rows and `max_chars` characters of JSON, with a note saying so, and the guard's findings come
+back beside the rows so the agent can fix its own query.
 """
 
 from __future__ import annotations
@@ -145,25 +145,3 @@ def _budget(out: dict[str, Any], max_chars: int) -> dict[str, Any]:
         out["note"] = f"result cut to {keep} rows to fit {max_chars} characters; narrow the query"
     return out
 
-
-async def serve_stdio(config: Any) -> None:
-    """`query-guard mcp`: backends and guards of a `ProxyServer` without listeners, and the
-    MCP server on standard input/output (logs and the audit log go to standard error)."""
-    from proxy.repair.repairer import build_repairer
-    from proxy.server import ProxyServer
-
-    server = ProxyServer(config, listen=False)
-    await server.start()
-    try:
-        assert server.guard is not None
-        service = QueryService(
-            server.guard,
-            server.backend,
-            repairer=build_repairer(server.guard, config),
-            on_query=server.on_query,
-            sql=server.sql,
-        )
-        gremlin = server.gremlin_service.run if server.gremlin_service is not None else None
-        await build_mcp(service, gremlin=gremlin).run_stdio_async()
-    finally:
-        await server.close()

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from proxy.gremlin import ast
 from proxy.gremlin.edits import traversals
 from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from proxy.gremlin.parser import parse_traversal
 from proxy.gremlin.printer import to_text
+from proxy.language import Language
 from proxy.model import Edit, Finding, Severity, apply_edits
-
-if TYPE_CHECKING:
-    from proxy.pipeline import Language
 
 
 @dataclass
@@ -76,8 +73,6 @@ def emit(query: GremlinQuery, edits: Sequence[Edit] = ()) -> str:
 
 
 def gremlin_language() -> Language:
-    from proxy.pipeline import Language  # the pipeline imports this module lazily too
-
     return Language(
         "gremlin",
         GremlinQuery.parse,

@@ -16,9 +16,10 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from proxy.backends.base import BackendError, ResultStream
+from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.parser import CypherSyntaxError
 from proxy.cypher.query import CypherQuery
@@ -41,11 +42,9 @@ from proxy.repair.model import (
     RepairCandidate,
     RepairOutcome,
     RepairRequest,
+    RepairSettings,
     await_me_maybe,
 )
-
-if TYPE_CHECKING:
-    from proxy.repair.repairer import Repairer
 
 log = logging.getLogger("proxy.repair")
 
@@ -113,12 +112,25 @@ def is_read_query(text: str, parser: Callable[[str], CypherQuery | None] | None 
     return not any(c.in_transactions for c in query.find(ast.CallSubquery))
 
 
+class LoopOwner(Protocol):
+    """What one repair run asks of its `proxy.repair.repairer.Repairer`."""
+
+    settings: RepairSettings
+
+    @property
+    def ctx(self) -> GuardContext: ...
+
+    def parse(self, text: str) -> CypherQuery | None: ...
+
+    async def propose(self, request: RepairRequest) -> RepairCandidate | None: ...
+
+
 class RepairLoop:
     """The state of one repair: attempts so far, texts already run, the suggestion."""
 
     def __init__(
         self,
-        owner: Repairer,
+        owner: LoopOwner,
         execute: Execute,
         check: Check,
         params: dict[str, Any],

@@ -1,10 +1,5 @@
-"""SQL databases behind the guard: the small interface every SQL backend implements, and the
-factory for the `[backend] sql` setting.
-
-    ""                      embedded SQLite with Northwind, built on first start in data_dir
-    "off"                   no SQL backend (SQL can still be checked, not run)
-    "sqlite:///abs/path.db" an existing SQLite file, opened read-only
-    "postgresql://…"        PostgreSQL (asyncpg), every transaction read-only
+"""SQL databases behind the guard: the small interface every SQL backend implements (the
+backends are in `proxy.backends`, built by `proxy.backend_factory.make_sql_backend`).
 
 A backend receives the text the guard judged, as sqlglot writes it (`SqlQuery.emit`), never
 the client's text.
@@ -13,10 +8,8 @@ the client's text.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
-from proxy.errors import ConfigError
 from proxy.sql.catalog import SqlCatalog
 
 Params = Mapping[str, Any] | Sequence[Any] | None
@@ -39,22 +32,3 @@ class SqlBackend(Protocol):
     async def schema(self) -> SqlCatalog:
         """Tables and columns the queries can name (discovered from the database)."""
 
-
-def make_sql_backend(url: str, data_dir: str | Path) -> SqlBackend | None:
-    url = url.strip()
-    if url == "off":
-        return None
-    if url == "":
-        from proxy.backends.sql_sqlite import SqliteBackend, northwind_path
-
-        return SqliteBackend(northwind_path(Path(data_dir)), northwind=True)
-    if url.startswith("sqlite:"):
-        from proxy.backends.sql_sqlite import SqliteBackend
-
-        path = url.removeprefix("sqlite:").removeprefix("//")
-        return SqliteBackend(Path(path))
-    if url.startswith(("postgresql://", "postgres://")):
-        from proxy.backends.sql_postgres import PostgresBackend
-
-        return PostgresBackend(url)
-    raise ConfigError("backend.sql", "use '', 'off', 'sqlite:///path' or 'postgresql://…'")

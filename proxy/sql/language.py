@@ -9,22 +9,17 @@ it with all Cypher rules (spans and fixes land in the SQL text), the wrapper wit
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from proxy.language import Language
 from proxy.model import Finding, Severity
 from proxy.sql.query import SqlQuery, SqlSyntaxError
-
-if TYPE_CHECKING:
-    from proxy.pipeline import Language
 
 _DOLLAR_QUOTE = re.compile(r"\$[A-Za-z_0-9]*\$")
 
 
 def sql_language(dialect: str = "postgres") -> Language:
-    from proxy.pipeline import Language
-
     def parse(text: str) -> SqlQuery:
         return SqlQuery.parse(text, dialect)
 
