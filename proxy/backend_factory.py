@@ -89,7 +89,12 @@ def make_sql_backend(url: str, data_dir: str | Path) -> SqlBackend | None:
         path = url.removeprefix("sqlite:").removeprefix("//")
         return SqliteBackend(Path(path))
     if url.startswith(("postgresql://", "postgres://")):
-        from proxy.backends.sql_postgres import PostgresBackend
-
+        try:
+            from proxy.backends.sql_postgres import PostgresBackend
+        except ModuleNotFoundError as exc:  # asyncpg: the `postgres` extra
+            raise ConfigError(
+                "backend.sql", f"PostgreSQL needs the postgres extra ({exc}): "
+                "pip install 'query-guard[postgres]'"
+            ) from exc
         return PostgresBackend(url)
     raise ConfigError("backend.sql", "use '', 'off', 'sqlite:///path' or 'postgresql://…'")

@@ -274,9 +274,6 @@ class SchemaCatalog:
     def all_relationship_properties(self) -> frozenset[str]:
         return frozenset(p for r in self.relationships for p in r.properties)
 
-    def fingerprint(self) -> int:
-        return hash((tuple(sorted(self.nodes.items())), self.relationships))
-
 
 def _bare(name: str) -> str:
     name = name.strip()

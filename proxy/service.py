@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proxy.backends.base import BackendError, ResultStream
+from proxy.clock import elapsed_ms
 from proxy.model import Verdict
 from proxy.pipeline import Guard
 
@@ -83,7 +84,9 @@ class QueryService:
         }  # fmt: skip
         try:
             verdict = await self.check(text, language)
-            event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=_ms(started))
+            event.update(
+                action=str(verdict.action), codes=verdict.codes, guard_ms=elapsed_ms(started)
+            )
             if verdict.blocked:
                 event["final_query"] = None
                 return QueryResult(verdict)
@@ -110,9 +113,9 @@ class QueryService:
                 raise BackendError("no SQL database behind this front")
             ran, fields, rows = await self.sql.execute(verdict, params, max_rows)
         except BackendError as exc:
-            event["backend_ms"] = _ms(started)
+            event["backend_ms"] = elapsed_ms(started)
             return QueryResult(verdict, error=exc, query=verdict.to_run)
-        event["backend_ms"] = _ms(started)
+        event["backend_ms"] = elapsed_ms(started)
         return QueryResult(verdict, fields, rows[:max_rows], len(rows) > max_rows, None, [], ran)
 
     async def _execute(
@@ -151,7 +154,7 @@ class QueryService:
             verdict = outcome.verdict(verdict)
             if outcome.error is not None or outcome.stream is None:
                 error = outcome.error or BackendError("the repair loop produced no result")
-                event["backend_ms"] = _ms(started)
+                event["backend_ms"] = elapsed_ms(started)
                 return QueryResult(verdict, error=error, attempts=attempts, query=outcome.query)
             stream, ran = outcome.stream, outcome.query
         else:
@@ -159,7 +162,7 @@ class QueryService:
             try:
                 stream = await execute(final, params)
             except BackendError as exc:
-                event["backend_ms"] = _ms(started)
+                event["backend_ms"] = elapsed_ms(started)
                 return QueryResult(verdict, error=exc, query=final)
         try:
             rows = await stream.fetch(max_rows + 1)
@@ -167,13 +170,9 @@ class QueryService:
             if truncated:
                 await stream.discard()
         except BackendError as exc:
-            event["backend_ms"] = _ms(started)
+            event["backend_ms"] = elapsed_ms(started)
             return QueryResult(verdict, error=exc, attempts=attempts, query=ran)
-        event["backend_ms"] = _ms(started)
+        event["backend_ms"] = elapsed_ms(started)
         return QueryResult(
             verdict, list(stream.keys), rows[:max_rows], truncated, None, attempts, ran
         )
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)

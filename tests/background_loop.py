@@ -1,12 +1,17 @@
 """An asyncio event loop on a daemon thread, for tests that run a server beside a synchronous
-client (the neo4j driver): build servers on it, drive them with `call`, `close_loop` last."""
+client (the neo4j driver): build servers on it, drive them with `call`, `close_loop` last;
+and `BoltProxy`, the one Bolt front the Bolt tests drive that way."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proxy.pipeline import Guard
+    from proxy.repair.repairer import Repairer
 
 
 class BackgroundLoop:
@@ -24,3 +29,41 @@ class BackgroundLoop:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
+
+
+class BoltProxy(BackgroundLoop):
+    """A guarded `BoltFrontend` over `backend` on its own loop, for tests that drive it with the
+    neo4j driver: `uri` to connect, `events` the audit events it emitted, `stop()` last.
+
+    `guard` checks every query; `repairer` (optional) is the repair loop; `start_backend`
+    starts a backend that needs it (the relay); other keywords go to the frontend."""
+
+    timeout = 60.0  # starting the relay connects to the upstream server
+
+    def __init__(
+        self,
+        guard: Guard,
+        backend: Any,
+        *,
+        repairer: Repairer | None = None,
+        start_backend: bool = False,
+        **frontend: Any,
+    ) -> None:
+        from proxy.frontends.bolt import BoltFrontend
+
+        super().__init__()
+        self.backend = backend
+        self.events: list[dict[str, Any]] = []
+        if start_backend:
+            self.call(backend.start())
+        self.frontend = BoltFrontend(
+            "127.0.0.1", 0, lambda query, _params: guard.check(query), backend,
+            on_query=self.events.append, repairer=repairer, **frontend,
+        )  # fmt: skip
+        self.call(self.frontend.start())
+        self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
+
+    def stop(self) -> None:
+        self.call(self.frontend.close())
+        self.call(self.backend.close())
+        self.close_loop()

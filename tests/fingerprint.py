@@ -85,9 +85,19 @@ def bolt_fingerprint(driver: neo4j.Driver, database: str) -> Fingerprint:
 
 async def falkordb_fingerprint(backend: Any, graph: str) -> Fingerprint:
     """The fingerprint of `graph` through a started `FalkorDBBackend` (direct RESP), with the
-    list of every graph on that server (a write may create another one)."""
+    list of every graph on that server (a write may create another one), asked with the
+    FalkorDB client."""
+    from falkordb.asyncio import FalkorDB
+
     from proxy.backends.base import collect
+    from proxy.backends.falkordb import parse_url
 
     nodes = await collect(await backend.execute(NODES, None, graph, read_only=True))
     relationships = await collect(await backend.execute(RELATIONSHIPS, None, graph, read_only=True))
-    return fingerprint(nodes, relationships, await backend.list_graphs())
+    host, port, _graph, user, password = parse_url(backend.url)
+    server = FalkorDB(host=host, port=port, username=user or None, password=password or None)
+    try:
+        graphs = sorted(await server.list_graphs())
+    finally:
+        await server.aclose()
+    return fingerprint(nodes, relationships, graphs)

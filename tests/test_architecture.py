@@ -1,4 +1,5 @@
-"""The shape of the code: no import cycles in `proxy` and `plugins`, and small modules.
+"""The shape of the code: no import cycles in `proxy` and `plugins`, no unused code, and
+small modules.
 
 Both lists below may only shrink: a cycle or a long module that is gone must leave its list, so
 it cannot come back unnoticed.
@@ -6,11 +7,15 @@ it cannot come back unnoticed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import grimp
 import pytest
+import vulture
+
+from tests.vulture_whitelist import ALLOWED, IGNORE_DECORATORS
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 400
@@ -117,3 +122,30 @@ def test_modules_are_short() -> None:
     assert not too_long, f"modules of {MAX_LINES}+ lines (split them): {too_long}"
     shrunk = [name for name in LONG_MODULES if lengths.get(name, 0) < MAX_LINES]
     assert not shrunk, f"under {MAX_LINES} lines now: take them off LONG_MODULES: {shrunk}"
+
+
+def grammar_rule_names() -> set[str]:
+    """Rule names and aliases of our Lark grammars: the transformers' methods of those names
+    are called by Lark, never by our code."""
+    names: set[str] = set()
+    for grammar in (ROOT / "grammars").glob("*.lark"):
+        text = grammar.read_text(encoding="utf-8")
+        names |= set(re.findall(r"^\s*[?!]?([a-z_][a-z_0-9]*)\s*(?:\.\d+)?\s*:", text, re.M))
+        names |= set(re.findall(r"->\s*([a-z_][a-z_0-9]*)", text))
+    return names
+
+
+def test_no_unused_code() -> None:
+    """Every function, class, method, attribute and variable in the product is used by the
+    product (tests do not count: code only tests call is dead code with a test)."""
+    scan = vulture.Vulture(
+        ignore_names=[*ALLOWED, *sorted(grammar_rule_names())],
+        ignore_decorators=IGNORE_DECORATORS,
+    )
+    scan.scavenge([str(ROOT / "proxy"), str(ROOT / "plugins")])
+    unused = [
+        f"{Path(item.filename).relative_to(ROOT)}:{item.first_lineno}: {item.message}"
+        for item in scan.get_unused_code(min_confidence=60)
+    ]
+    advice = "delete it, or say in tests/vulture_whitelist.py why it is used"
+    assert not unused, f"unused code ({advice}):\n" + "\n".join(unused)

@@ -26,54 +26,38 @@ from proxy.bolt.handshake import SUPPORTED_VERSIONS, client_choice, client_reque
 from proxy.bolt.packstream import Structure, packb
 from proxy.bolt.upstream import UpstreamConnection, decode_record
 from proxy.config import parse_config
-from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
 from proxy.repair.repairer import build_repairer
-from tests.background_loop import BackgroundLoop
+from tests.background_loop import BoltProxy
 from tests.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows
 
 ANYONE = ("anyone", "anything")  # the relay holds the upstream credentials (configured)
 
 
-class RelayServer(BackgroundLoop):
+def relay_server(
+    db: ArcadeDBServer,
+    *,
+    repair: bool = False,
+    passthrough: bool = False,
+    versions: tuple[tuple[int, int], ...] = SUPPORTED_VERSIONS,
+    fetch_size: int = 1000,
+) -> BoltProxy:
     """A BoltFrontend (guard, optional repair loop) over a BoltRelayBackend, on its own loop."""
-
-    timeout = 60.0
-
-    def __init__(
-        self,
-        db: ArcadeDBServer,
-        *,
-        repair: bool = False,
-        passthrough: bool = False,
-        versions: tuple[tuple[int, int], ...] = SUPPORTED_VERSIONS,
-        fetch_size: int = 1000,
-    ) -> None:
-        config = parse_config({"repair": {"enabled": repair}})
-        guard = build_guard(config, None, entry_points=False)
-        super().__init__()
-        self.backend = BoltRelayBackend(
-            db.url, None if passthrough else db.auth, db.database, read_only=True,
-            passthrough=passthrough, fetch_size=fetch_size,
-        )  # fmt: skip
-        self.call(self.backend.start())
-        self.frontend = BoltFrontend(
-            "127.0.0.1", 0, lambda query, _params: guard.check(query), self.backend,
-            authenticate=self.backend.authenticate if passthrough else None,
-            repairer=build_repairer(guard, config), versions=versions,
-        )  # fmt: skip
-        self.call(self.frontend.start())
-        self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
-
-    def stop(self) -> None:
-        self.call(self.frontend.close())
-        self.call(self.backend.close())
-        self.close_loop()
+    config = parse_config({"repair": {"enabled": repair}})
+    guard = build_guard(config, None, entry_points=False)
+    backend = BoltRelayBackend(
+        db.url, None if passthrough else db.auth, db.database, read_only=True,
+        passthrough=passthrough, fetch_size=fetch_size,
+    )  # fmt: skip
+    return BoltProxy(
+        guard, backend, repairer=build_repairer(guard, config), start_backend=True,
+        authenticate=backend.authenticate if passthrough else None, versions=versions,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def relay(arcadedb_server: ArcadeDBServer) -> Iterator[RelayServer]:
-    server = RelayServer(arcadedb_server)
+def relay(arcadedb_server: ArcadeDBServer) -> Iterator[BoltProxy]:
+    server = relay_server(arcadedb_server)
     yield server
     server.stop()
 
@@ -128,7 +112,7 @@ def test_replies_split_anywhere_and_multi_chunk_records_are_relayed_whole() -> N
 
 
 def test_reads_equal_direct_and_pass_through_undecoded(
-    relay: RelayServer, arcadedb_server: ArcadeDBServer
+    relay: BoltProxy, arcadedb_server: ArcadeDBServer
 ) -> None:
     before = relay.backend.records_decoded
     for query, params in READ_QUERIES:
@@ -144,7 +128,7 @@ def test_reads_equal_direct_and_pass_through_undecoded(
 def test_repair_loop_peeks_at_two_records_and_the_rest_stays_raw(
     arcadedb_server: ArcadeDBServer,
 ) -> None:
-    server = RelayServer(arcadedb_server, repair=True)
+    server = relay_server(arcadedb_server, repair=True)
     try:
         query = "MATCH (p:Person) RETURN p.name AS name ORDER BY name"
         with neo4j.GraphDatabase.driver(server.uri, auth=ANYONE) as drv, drv.session() as s:
@@ -164,7 +148,7 @@ def test_repair_loop_peeks_at_two_records_and_the_rest_stays_raw(
 
 
 def test_a_bolt_4_4_client_gets_decoded_records(arcadedb_server: ArcadeDBServer) -> None:
-    server = RelayServer(arcadedb_server, versions=((4, 4),))
+    server = relay_server(arcadedb_server, versions=((4, 4),))
     try:
         query = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m, m.released AS year"
         with neo4j.GraphDatabase.driver(server.uri, auth=ANYONE) as drv, drv.session() as s:
@@ -179,7 +163,7 @@ def test_a_bolt_4_4_client_gets_decoded_records(arcadedb_server: ArcadeDBServer)
 
 
 def test_server_errors_keep_their_code_and_the_connection_recovers(
-    relay: RelayServer, arcadedb_server: ArcadeDBServer
+    relay: BoltProxy, arcadedb_server: ArcadeDBServer
 ) -> None:
     query = "RETURN toUpper(1, 2, 3) AS x"  # passes the guard, fails in the database
     with (
@@ -196,7 +180,7 @@ def test_server_errors_keep_their_code_and_the_connection_recovers(
             assert s.run("RETURN 1 AS one").single(strict=True)["one"] == 1
 
 
-def test_transactions_partial_results_and_discards(relay: RelayServer) -> None:
+def test_transactions_partial_results_and_discards(relay: BoltProxy) -> None:
     with neo4j.GraphDatabase.driver(relay.uri, auth=ANYONE) as drv, drv.session() as s:
         with s.begin_transaction() as tx:
             first = tx.run("MATCH (p:Person) RETURN p.name AS name ORDER BY name", fetch_size=5)
@@ -219,7 +203,7 @@ def test_transactions_partial_results_and_discards(relay: RelayServer) -> None:
 def test_a_killed_upstream_is_unavailable_then_served_again(tmp_path: Path) -> None:
     db = ArcadeDBServer(tmp_path / "arcadedb", bolt_port=free_port("127.0.0.1"))
     db.start()
-    server = RelayServer(db)
+    server = relay_server(db)
     try:
         query = "MATCH (m:Movie) RETURN count(m) AS n"
         with neo4j.GraphDatabase.driver(server.uri, auth=ANYONE) as drv, drv.session() as s:
@@ -236,7 +220,7 @@ def test_a_killed_upstream_is_unavailable_then_served_again(tmp_path: Path) -> N
 
 
 def test_passthrough_credentials_are_checked_at_logon(arcadedb_server: ArcadeDBServer) -> None:
-    server = RelayServer(arcadedb_server, passthrough=True)
+    server = relay_server(arcadedb_server, passthrough=True)
     try:
         with neo4j.GraphDatabase.driver(server.uri, auth=arcadedb_server.auth) as drv:
             records, _, _ = drv.execute_query("MATCH (m:Movie) RETURN count(m) AS n")
@@ -252,7 +236,7 @@ def test_passthrough_credentials_are_checked_at_logon(arcadedb_server: ArcadeDBS
 
 
 def test_schema_discovery_style_reads_decode_into_the_neutral_model(
-    relay: RelayServer,
+    relay: BoltProxy,
 ) -> None:
     async def body() -> list[list[Any]]:
         stream = await relay.backend.run("MATCH (m:Movie) RETURN m.title AS t LIMIT 3", {})

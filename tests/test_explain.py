@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from typing import Any
 
 import neo4j
 import pytest
@@ -14,34 +13,18 @@ from neo4j import exceptions as nex
 from proxy.backends.falkordb import FalkorDBBackend, plan_tree
 from proxy.config import parse_config
 from proxy.explain import explained_statement
-from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
-from tests.background_loop import BackgroundLoop
+from tests.background_loop import BoltProxy
 from tests.test_repair_falkordb import MOVIES
 
 AUTH = ("neo4j", "password")
 MATCH = "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE p.name = $name RETURN m.title AS title"
 
 
-class GuardServer(BackgroundLoop):
+def guard_server(url: str, read_only: bool) -> BoltProxy:
     """A Bolt proxy in front of one FalkorDB graph, guarded with `[guard]` options."""
-
-    def __init__(self, url: str, read_only: bool) -> None:
-        super().__init__()
-        guard = build_guard(parse_config({"guard": {"read_only": read_only}}), MOVIES)
-        self.events: list[dict[str, Any]] = []
-        self.backend = FalkorDBBackend(url, read_only=read_only)
-        self.frontend = BoltFrontend(
-            "127.0.0.1", 0, lambda query, _params: guard.check(query), self.backend,
-            on_query=self.events.append,
-        )  # fmt: skip
-        self.call(self.frontend.start())
-        self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
-
-    def stop(self) -> None:
-        self.call(self.frontend.close())
-        self.call(self.backend.close())
-        self.close_loop()
+    guard = build_guard(parse_config({"guard": {"read_only": read_only}}), MOVIES)
+    return BoltProxy(guard, FalkorDBBackend(url, read_only=read_only))
 
 
 @pytest.fixture(autouse=True)
@@ -52,15 +35,15 @@ def _quiet_driver_warnings() -> Iterator[None]:
 
 
 @pytest.fixture
-def writable(fresh_movie_graph: tuple[str, str]) -> Iterator[GuardServer]:
-    srv = GuardServer(fresh_movie_graph[1], read_only=False)
+def writable(fresh_movie_graph: tuple[str, str]) -> Iterator[BoltProxy]:
+    srv = guard_server(fresh_movie_graph[1], read_only=False)
     yield srv
     srv.stop()
 
 
 @pytest.fixture(scope="module")
-def read_only(movies_url: str) -> Iterator[GuardServer]:
-    srv = GuardServer(movies_url, read_only=True)
+def read_only(movies_url: str) -> Iterator[BoltProxy]:
+    srv = guard_server(movies_url, read_only=True)
     yield srv
     srv.stop()
 
@@ -71,7 +54,7 @@ def _count(driver: neo4j.Driver, label: str) -> int:
 
 
 def test_explain_of_a_read_answers_type_r_with_falkordbs_plan_and_no_parameters(
-    read_only: GuardServer,
+    read_only: BoltProxy,
 ) -> None:
     with neo4j.GraphDatabase.driver(read_only.uri, auth=AUTH) as driver:
         records, summary, keys = driver.execute_query("EXPLAIN " + MATCH)  # no $name given
@@ -88,7 +71,7 @@ def test_explain_of_a_read_answers_type_r_with_falkordbs_plan_and_no_parameters(
 
 
 def test_read_only_answers_explain_of_a_write_as_type_w_and_runs_nothing(
-    read_only: GuardServer,
+    read_only: BoltProxy,
 ) -> None:
     with neo4j.GraphDatabase.driver(read_only.uri, auth=AUTH) as driver:
         records, summary, _ = driver.execute_query("EXPLAIN CREATE (:Probe {n: 1})")
@@ -101,14 +84,14 @@ def test_read_only_answers_explain_of_a_write_as_type_w_and_runs_nothing(
     assert "SEC.WRITE" in str(refused.value.message)
 
 
-def test_explain_keeps_the_other_security_checks(read_only: GuardServer) -> None:
+def test_explain_keeps_the_other_security_checks(read_only: BoltProxy) -> None:
     with neo4j.GraphDatabase.driver(read_only.uri, auth=AUTH) as driver:
         for query in ("EXPLAIN CALL dbms.killQuery('x')", "EXPLAIN RETURN 1; MATCH (n) DELETE n"):
             with pytest.raises(nex.Neo4jError):
                 driver.execute_query(query)
 
 
-def test_explain_of_a_write_with_writes_allowed_creates_nothing(writable: GuardServer) -> None:
+def test_explain_of_a_write_with_writes_allowed_creates_nothing(writable: BoltProxy) -> None:
     with neo4j.GraphDatabase.driver(writable.uri, auth=AUTH) as driver:
         _, summary, _ = driver.execute_query("EXPLAIN CREATE (:Probe {n: 1})")
         assert summary.query_type == "w" and summary.plan is not None

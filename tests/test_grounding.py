@@ -13,9 +13,9 @@ from proxy.cypher.query import CypherQuery
 from proxy.repair.grounding import (
     Binding,
     extract_bindings,
+    ground_literals,
     literal_note,
     longest_token,
-    probe_literals,
     rank_stored,
 )
 
@@ -89,7 +89,8 @@ def probe(backend: FalkorDBBackend, text: str) -> list[Any]:
     async def go() -> list[Any]:
         try:
             query = CypherQuery.parse(text)
-            return await probe_literals(extract_bindings(query), backend.run)
+            notes, _fixes = await ground_literals(extract_bindings(query), backend.run)
+            return notes
         finally:
             await backend.close()
 

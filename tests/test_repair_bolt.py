@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from typing import Any
 
 import neo4j
 import pytest
@@ -13,10 +12,9 @@ from neo4j import exceptions as nex
 
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
-from proxy.frontends.bolt import BoltFrontend
 from proxy.pipeline import build_guard
 from proxy.repair.repairer import build_repairer
-from tests.background_loop import BackgroundLoop
+from tests.background_loop import BoltProxy
 from tests.test_repair_falkordb import MOVIES
 
 AUTH = ("neo4j", "password")
@@ -24,34 +22,17 @@ REVERSED = "MATCH (m {title: 'The Matrix'})-[:ACTED_IN]->(p) RETURN p.name AS na
 ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]
 
 
-class RepairingServer(BackgroundLoop):
-    def __init__(self, url: str) -> None:
-        config = parse_config({})
-        guard = build_guard(config, MOVIES, entry_points=False)
-        self.repairer = build_repairer(guard, config)
-        self.events: list[dict[str, Any]] = []
-        super().__init__()
-        self.backend = FalkorDBBackend(url, read_only=True)
-        self.frontend = BoltFrontend(
-            "127.0.0.1",
-            0,
-            lambda query, _params: guard.check(query),
-            self.backend,
-            on_query=self.events.append,
-            repairer=self.repairer,
-        )
-        self.call(self.frontend.start())
-        self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
-
-    def stop(self) -> None:
-        self.call(self.frontend.close())
-        self.call(self.backend.close())
-        self.close_loop()
+def repairing_server(url: str) -> BoltProxy:
+    """A Bolt proxy with the repair loop in front of the movie graph in FalkorDB."""
+    config = parse_config({})
+    guard = build_guard(config, MOVIES, entry_points=False)
+    backend = FalkorDBBackend(url, read_only=True)
+    return BoltProxy(guard, backend, repairer=build_repairer(guard, config))
 
 
 @pytest.fixture(scope="module")
-def server(movies_url: str) -> Iterator[RepairingServer]:
-    srv = RepairingServer(movies_url)
+def server(movies_url: str) -> Iterator[BoltProxy]:
+    srv = repairing_server(movies_url)
     yield srv
     srv.stop()
 
@@ -64,7 +45,7 @@ def _quiet_driver_warnings() -> Iterator[None]:
 
 
 def test_an_empty_query_is_repaired_and_the_summary_lists_the_attempts(
-    server: RepairingServer,
+    server: BoltProxy,
 ) -> None:
     question = "Who acted in The Matrix?"
     with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver:
@@ -83,7 +64,7 @@ def test_an_empty_query_is_repaired_and_the_summary_lists_the_attempts(
     assert "<-[:ACTED_IN]-" in event["final_query"] and len(event["repair"]) == 2
 
 
-def test_rows_at_once_stream_untouched_with_no_repair_notes(server: RepairingServer) -> None:
+def test_rows_at_once_stream_untouched_with_no_repair_notes(server: BoltProxy) -> None:
     with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver, driver.session() as s:
         result = s.run("MATCH (p:Person) RETURN p.name AS name ORDER BY name", fetch_size=10)
         names = [r["name"] for r in result]
@@ -94,7 +75,7 @@ def test_rows_at_once_stream_untouched_with_no_repair_notes(server: RepairingSer
 
 
 def test_the_loop_runs_for_empty_reads_inside_an_explicit_transaction(
-    server: RepairingServer,
+    server: BoltProxy,
 ) -> None:
     with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver, driver.session() as s:
         tx = s.begin_transaction(metadata={"question": "who?"})
@@ -105,7 +86,7 @@ def test_the_loop_runs_for_empty_reads_inside_an_explicit_transaction(
 
 
 def test_errors_are_retried_in_auto_commit_only_and_still_reach_the_client(
-    server: RepairingServer,
+    server: BoltProxy,
 ) -> None:
     with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver, driver.session() as s:
         with pytest.raises(nex.Neo4jError):
@@ -120,7 +101,7 @@ MUTUAL = "MATCH (a:Person)-[:FOLLOWS]->(b:Person)-[:FOLLOWS]->(a) RETURN a.name 
 
 
 def test_a_correct_empty_answer_stays_empty_and_the_flip_is_only_suggested(
-    server: RepairingServer,
+    server: BoltProxy,
 ) -> None:
     # "Who does Jessica Thompson follow?" Nobody: FOLLOWS is Person -> Person, so the reversed
     # arrow (her followers) is a different question, offered but not applied
@@ -136,7 +117,7 @@ def test_a_correct_empty_answer_stays_empty_and_the_flip_is_only_suggested(
 
 
 def test_with_the_question_the_speculative_flip_is_applied_and_reported(
-    server: RepairingServer,
+    server: BoltProxy,
 ) -> None:
     question = "Who follows Jessica Thompson?"
     with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver:
@@ -148,7 +129,7 @@ def test_with_the_question_the_speculative_flip_is_applied_and_reported(
     assert flipped and "the client opted in" in flipped[0]["title"]
 
 
-def test_a_mutual_pattern_is_never_flipped(server: RepairingServer) -> None:
+def test_a_mutual_pattern_is_never_flipped(server: BoltProxy) -> None:
     with neo4j.GraphDatabase.driver(server.uri, auth=AUTH) as driver:
         records, summary, _ = driver.execute_query(
             neo4j.Query(MUTUAL, metadata={"question": "Which people follow each other?"})

@@ -17,9 +17,10 @@ from proxy.backends.base import BackendError, collect
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
 from proxy.pipeline import build_guard
+from tests.background_loop import BoltProxy
 from tests.corpora import read_csv
 from tests.test_e2e_falkordb import canon_rows, driver_rows
-from tests.test_repair_bolt import AUTH, RepairingServer
+from tests.test_repair_bolt import AUTH, repairing_server
 from tests.test_repair_falkordb import MOVIES
 
 
@@ -53,14 +54,14 @@ def correct_reads(url: str) -> list[tuple[str, list[Any]]]:
 
 
 @pytest.fixture(scope="module")
-def server(movies_url: str) -> Iterator[RepairingServer]:
-    srv = RepairingServer(movies_url)
+def server(movies_url: str) -> Iterator[BoltProxy]:
+    srv = repairing_server(movies_url)
     yield srv
     srv.stop()
 
 
 def test_no_correct_answer_changes_through_the_repairing_proxy(
-    movies_url: str, server: RepairingServer
+    movies_url: str, server: BoltProxy
 ) -> None:
     reads = correct_reads(movies_url)
     assert len(reads) > 500 and sum(not rows for _, rows in reads) > 100  # empties included

@@ -21,7 +21,6 @@ from proxy.repair.candidates import (
     flip_candidates,
     is_empty,
     relax_case,
-    reverse_all_directions,
 )
 from proxy.repair.repairer import (
     BLOCKED,
@@ -77,12 +76,12 @@ def test_aggregate_columns_of_a_union_are_the_common_ones() -> None:
 # ---------------------------------------------------------------- tier 1
 
 
-def test_reverse_all_directions_edits_only_the_arrows() -> None:
+def test_the_first_flip_reverses_every_arrow_and_edits_only_the_arrows() -> None:
     text = "MATCH (a)-[r:X]->(b)<-[:Y]-(c), (c)-[:Z]-(d) // keep\nRETURN a"
-    assert reverse_all_directions(q(text)) == (
+    assert flip_candidates(q(text), None, max_single=0)[0].text == (
         "MATCH (a)<-[r:X]-(b)-[:Y]->(c), (c)-[:Z]-(d) // keep\nRETURN a"
     )
-    assert reverse_all_directions(q("MATCH (a)-[:X]-(b) RETURN a")) is None
+    assert flip_candidates(q("MATCH (a)-[:X]-(b) RETURN a"), None, max_single=3) == []
 
 
 def test_flip_candidates_add_single_flips_of_unpinned_arrows() -> None:

@@ -95,8 +95,6 @@ class ArcadeDBServer(ServerProcess):
         self.http_port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize | None = None
-        self.loaded_movies = False
-        self.startup_seconds = 0.0
 
     # ------------------------------------------------------------------ properties
 
@@ -145,7 +143,6 @@ class ArcadeDBServer(ServerProcess):
         """Start, wait until a real query on the database answers, load the movie graph."""
         if self.is_running():
             return self
-        began = time.monotonic()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.bolt_port = self._requested_port or self.bolt_port or free_port(self.host)
         self.http_port = free_port(self.host)
@@ -164,11 +161,10 @@ class ArcadeDBServer(ServerProcess):
         try:
             self._wait_ready(log_offset)
             if self.load_movies:
-                self.loaded_movies = self._load_movies()
+                self._load_movies()
         except BaseException:
             self.stop()
             raise
-        self.startup_seconds = time.monotonic() - began
         return self
 
     async def astart(self) -> ArcadeDBServer:
@@ -213,12 +209,11 @@ class ArcadeDBServer(ServerProcess):
             f"not ready within {self.startup_timeout:.0f}s ({problem})", log_offset
         )
 
-    def _load_movies(self) -> bool:
+    def _load_movies(self) -> None:
+        """Load the movie graph into an empty database (a database with data is left alone)."""
         with self._driver() as driver, driver.session(database=self.database) as session:
-            if session.run("MATCH (n) RETURN count(n) AS n").single(strict=True)["n"]:
-                return False
-            session.run(movie_graph_statement()).consume()
-        return True
+            if not session.run("MATCH (n) RETURN count(n) AS n").single(strict=True)["n"]:
+                session.run(movie_graph_statement()).consume()
 
     def log_tail(self, offset: int = 0, lines: int = _LOG_TAIL_LINES) -> str:
         try:

@@ -107,21 +107,6 @@ class ResultStream(Protocol):
         """Valid once the stream is exhausted or discarded."""
 
 
-class RawResultStream(ResultStream, Protocol):
-    """A stream from a Bolt upstream that can hand out records undecoded: `fetch_raw` returns
-    framed RECORD messages (chunk headers included) encoded for Bolt `bolt_version`, which a
-    Bolt frontend may write as they are to a client whose version encodes values alike."""
-
-    bolt_version: tuple[int, int]
-
-    async def fetch_raw(self, n: int) -> list[bytes]:
-        """Up to n more framed RECORD messages (n < 0: all); empty once exhausted."""
-
-    def rewind(self) -> bool:
-        """Make the few records `fetch` decoded so far (a peek) available again, so they are
-        relayed raw; False when records already went out."""
-
-
 class Transaction(Protocol):
     async def run(self, query: str, parameters: dict[str, Any]) -> ResultStream: ...
 

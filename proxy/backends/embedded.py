@@ -99,7 +99,6 @@ class EmbeddedFalkorDB(ServerProcess):
         self._lock_file: IO[str] | None = None
         self._finalizer: weakref.finalize | None = None
         self.loaded_graphs: list[str] = []  # demo graphs loaded by the last start
-        self.startup_seconds = 0.0
         self._log_offset = 0  # where this spawn's log starts (the log file is appended to)
 
     # ------------------------------------------------------------------ properties
@@ -126,7 +125,6 @@ class EmbeddedFalkorDB(ServerProcess):
         """Start, wait until healthy, load missing demo graphs. Raises `EmbeddedStartError`."""
         if self.is_running():
             return self
-        began = time.monotonic()
         self._lock_data_dir()
         try:
             self._spawn_until_listening()
@@ -134,7 +132,6 @@ class EmbeddedFalkorDB(ServerProcess):
         except BaseException:
             self.stop()
             raise
-        self.startup_seconds = time.monotonic() - began
         return self
 
     async def astart(self) -> EmbeddedFalkorDB:
@@ -142,7 +139,6 @@ class EmbeddedFalkorDB(ServerProcess):
         thread so the die-with-parent signal is tied to a long-lived thread)."""
         if self.is_running():
             return self
-        began = time.monotonic()
         self._lock_data_dir()
         try:
             for attempt in range(3):
@@ -157,7 +153,6 @@ class EmbeddedFalkorDB(ServerProcess):
         except BaseException:
             self.stop()
             raise
-        self.startup_seconds = time.monotonic() - began
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -174,7 +169,7 @@ class EmbeddedFalkorDB(ServerProcess):
         return await self.astart()
 
     async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+        self, _et: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         await self.astop()
 

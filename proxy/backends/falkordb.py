@@ -190,9 +190,6 @@ class FalkorDBBackend:
             raise backend_error(str(exc)) from exc
         return plan_tree([text(line) for line in lines or []])
 
-    async def list_graphs(self) -> list[str]:
-        return sorted(text(name) for name in await self._command("GRAPH.LIST"))
-
     async def delete_graph(self, graph: str) -> None:
         """Drop a graph (tests, reloading demo data)."""
         try:

@@ -71,6 +71,6 @@ class ServerProcess:
         return self.start()
 
     def __exit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+        self, _et: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
     ) -> None:
         self.stop()

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from proxy.bolt.handshake import Version
 from proxy.model import Finding, Severity, Verdict
-
-Version = tuple[int, int]
 
 SYNTAX_ERROR = "Neo.ClientError.Statement.SyntaxError"
 FORBIDDEN = "Neo.ClientError.Security.Forbidden"

@@ -18,7 +18,7 @@ NO_VERSION = b"\x00\x00\x00\x00"
 REQUEST_SIZE = 20
 MAX_VARINT_BYTES = 10
 
-Version = tuple[int, int]
+Version = tuple[int, int]  # (major, minor); the one alias the Bolt modules share
 
 # Highest first: what this server implements (Bolt 5.0-5.8 and 4.4).
 SUPPORTED_VERSIONS: tuple[Version, ...] = (*((5, m) for m in range(8, -1, -1)), (4, 4))

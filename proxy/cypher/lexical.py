@@ -44,8 +44,3 @@ def segments(text: str, backticks: bool = True) -> list[Segment]:
         for m in scan.finditer(text)
         if m.end() > m.start()
     ]
-
-
-def inside(spans: list[Segment], pos: int) -> bool:
-    """Is `pos` strictly inside one of the segments (not at its first character)?"""
-    return any(s.start < pos < s.end for s in spans)

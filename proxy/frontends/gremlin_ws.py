@@ -39,6 +39,7 @@ from aiohttp import BasicAuth, WSMsgType, hdrs, web
 from gremlin_python.process.traversal import Binding, Bytecode, P, Traverser
 
 from proxy.backends.base import BackendError
+from proxy.clock import elapsed_ms
 from proxy.gremlin import wire
 from proxy.gremlin.bytecode import from_bytecode
 from proxy.gremlin.errors import BytecodeError, GremlinScriptError, GremlinSyntaxError
@@ -275,7 +276,7 @@ class GremlinFrontend:
         started = time.perf_counter()
         loop = asyncio.get_running_loop()
         verdict = await loop.run_in_executor(None, self._check, text)
-        event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=_ms(started))
+        event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=elapsed_ms(started))
         if verdict.blocked:
             event["final_query"] = None
             raise Rejected(wire.SCRIPT_EVALUATION_ERROR, block_message(verdict))
@@ -290,9 +291,9 @@ class GremlinFrontend:
         try:
             results = await self._submit(traversal, bindings)
         except BackendError as exc:
-            event.update(backend_ms=_ms(started), error=exc.code)
+            event.update(backend_ms=elapsed_ms(started), error=exc.code)
             raise Rejected(wire.SCRIPT_EVALUATION_ERROR, exc.message) from exc
-        event["backend_ms"] = _ms(started)
+        event["backend_ms"] = elapsed_ms(started)
         if req.op == "bytecode":
             return [Traverser(r, 1) for r in results]
         return results
@@ -369,7 +370,3 @@ def _http_error(status: int, message: str) -> web.Response:
     body = {"message": message, "code": status}
     http = 400 if status in (wire.MALFORMED_REQUEST, wire.INVALID_REQUEST_ARGUMENTS) else 500
     return web.json_response(body, status=http)
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)

@@ -19,8 +19,8 @@ on the parsed query, and the emptiness test that starts the repair loop.
 Example::
 
     >>> q = CypherQuery.parse("MATCH (m)<-[:ACTED_IN]-(p) RETURN p")
-    >>> reverse_all_directions(q)
-    'MATCH (m)-[:ACTED_IN]->(p) RETURN p'
+    >>> [f.text for f in flip_candidates(q, None, 1)]
+    ['MATCH (m)-[:ACTED_IN]->(p) RETURN p']
 """
 
 from __future__ import annotations
@@ -94,14 +94,6 @@ def directed_hops(query: CypherQuery) -> list[Hop]:
             seen.add(id(hop.rel))
             out.append(hop)
     return out
-
-
-def reverse_all_directions(query: CypherQuery) -> str | None:
-    """The query with every directed relationship reversed (None: no arrow to reverse)."""
-    hops = directed_hops(query)
-    if not hops:
-        return None
-    return apply_edits(query.text, [e for hop in hops for e in flip_edits(hop.rel)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -235,14 +235,6 @@ def probe_queries(b: Binding) -> tuple[str, str]:
     return exact, similar
 
 
-async def probe_literals(
-    bindings: list[Binding], execute: Execute, span_offset: int = 0
-) -> list[Finding]:
-    """Run the probes; one `ENT.LITERAL` finding per binding whose value is not stored."""
-    notes, _ = await ground_literals(bindings, execute, span_offset)
-    return notes
-
-
 async def ground_literals(
     bindings: list[Binding], execute: Execute, span_offset: int = 0
 ) -> tuple[list[Finding], list[LiteralFix]]:

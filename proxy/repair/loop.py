@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from proxy.backends.base import BackendError, ResultStream
+from proxy.clock import elapsed_ms
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.parser import CypherSyntaxError
@@ -316,7 +317,7 @@ class RepairLoop:
         elif verdict.explain or not is_read_query(verdict.to_run, self.owner.parse):
             why = "a repair must be a plain read query"
         if why or verdict is None:
-            attempt = Attempt(text, source, code, BLOCKED, error=why, ms=_ms(started))
+            attempt = Attempt(text, source, code, BLOCKED, error=why, ms=elapsed_ms(started))
             self.attempts.append(attempt)
             return Run(attempt)
         final = verdict.to_run
@@ -341,7 +342,7 @@ class RepairLoop:
             stream = first if first is not None else await self.execute(text, self.params)
             head = await stream.fetch(PEEK)
         except BackendError as exc:
-            attempt = Attempt(text, source, code, ERROR, error=exc.message, ms=_ms(started))
+            attempt = Attempt(text, source, code, ERROR, error=exc.message, ms=elapsed_ms(started))
             self.attempts.append(attempt)
             return Run(attempt, error=exc)
         peeked = PeekedStream(stream, head)
@@ -351,7 +352,7 @@ class RepairLoop:
             aggregates = aggregate_columns(parsed) if parsed is not None else frozenset()
         empty = is_empty(head, len(head) >= PEEK and stream.has_more(), aggregates)
         outcome = EMPTY if empty else ROWS
-        attempt = Attempt(text, source, code, outcome, len(head), ms=_ms(started))
+        attempt = Attempt(text, source, code, outcome, len(head), ms=elapsed_ms(started))
         self.attempts.append(attempt)
         return Run(attempt, stream=peeked, head=list(head))
 
@@ -388,7 +389,3 @@ async def close(run: Run) -> None:
             await run.stream.discard()
         except BackendError as exc:
             log.debug("discarding a repair attempt failed: %s", exc)
-
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000

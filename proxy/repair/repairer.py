@@ -103,9 +103,6 @@ class Repairer:
                 self._parses[text] = parsed
         return parsed
 
-    def applies(self, query: str) -> bool:
-        return self.settings.enabled and is_read_query(query, self.parse)
-
     async def run(
         self,
         query: str,
