@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from proxy.model import Verdict
     from proxy.pipeline import Guard
     from proxy.repair.repairer import Repairer
 
@@ -35,14 +36,15 @@ class BoltProxy(BackgroundLoop):
     """A guarded `BoltFrontend` over `backend` on its own loop, for tests that drive it with the
     neo4j driver: `uri` to connect, `events` the audit events it emitted, `stop()` last.
 
-    `guard` checks every query; `repairer` (optional) is the repair loop; `start_backend`
-    starts a backend that needs it (the relay); other keywords go to the frontend."""
+    `guard` checks every query (a `Guard`, or the frontend's `(query, parameters) -> Verdict`
+    function); `repairer` (optional) is the repair loop; `start_backend` starts a backend that
+    needs it (the relay); other keywords go to the frontend (`limits`, `versions`, …)."""
 
     timeout = 60.0  # starting the relay connects to the upstream server
 
     def __init__(
         self,
-        guard: Guard,
+        guard: Guard | Callable[[str, dict[str, Any]], Verdict],
         backend: Any,
         *,
         repairer: Repairer | None = None,
@@ -56,12 +58,14 @@ class BoltProxy(BackgroundLoop):
         self.events: list[dict[str, Any]] = []
         if start_backend:
             self.call(backend.start())
+        check = guard if callable(guard) else (lambda query, _params: guard.check(query))
         self.frontend = BoltFrontend(
-            "127.0.0.1", 0, lambda query, _params: guard.check(query), backend,
-            on_query=self.events.append, repairer=repairer, **frontend,
+            "127.0.0.1", 0, check, backend, on_query=self.events.append, repairer=repairer,
+            **frontend,
         )  # fmt: skip
         self.call(self.frontend.start())
-        self.uri = f"bolt://127.0.0.1:{self.frontend.port}"
+        self.port = self.frontend.port
+        self.uri = f"bolt://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
         self.call(self.frontend.close())

@@ -1,11 +1,15 @@
 """The rule fixture format shared by the Cypher and Gremlin fixture runners.
 
 A fixture file starts with header lines `//! key: value` (a key may repeat), then the input
-query, a line `//=>`, and the expected output query."""
+query, a line `//=>`, and the expected output query. Every fixture states its `action:`
+(allow / rewrite / block) and its `codes:` (the set of finding codes; an empty `//! codes:`
+for none), so no fixture passes by leaving its verdict unsaid."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from proxy.model import Verdict
 
 
 def parse_fixture(path: Path) -> tuple[dict[str, list[str]], str, str]:
@@ -20,6 +24,26 @@ def parse_fixture(path: Path) -> tuple[dict[str, list[str]], str, str]:
     source, sep, expected = "".join(body).partition("//=>\n")
     assert sep, f"{path}: missing the //=> separator"
     return headers, source.rstrip("\n"), expected.rstrip("\n")
+
+
+def expectations(path: Path, headers: dict[str, list[str]]) -> tuple[str, list[str]]:
+    """The fixture's expected action and (sorted, distinct) finding codes."""
+    missing = [key for key in ("action", "codes") if key not in headers]
+    assert not missing, f"{path}: every fixture states its action and codes; missing {missing}"
+    codes = {c.strip() for line in headers["codes"] for c in line.split(",") if c.strip()}
+    return headers["action"][-1], sorted(codes)
+
+
+def check_verdict(
+    path: Path, verdict: Verdict, expected: str, headers: dict[str, list[str]]
+) -> None:
+    """The verdict is the fixture's: no rule failed, the query, the action and the codes."""
+    action, codes = expectations(path, headers)
+    summary = [(f.code, f.message) for f in verdict.findings]
+    assert "GUARD.RULE_ERROR" not in verdict.codes, summary
+    assert verdict.query == expected, summary
+    assert str(verdict.action) == action, summary
+    assert sorted(set(verdict.codes)) == codes, summary
 
 
 def guard_settings(lines: list[str]) -> dict[str, object]:

@@ -7,17 +7,18 @@ as syntax errors. The corpora live in ../shared/corpora relative to the project 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from plugins import fences
+from proxy.context import GuardContext
 from proxy.cypher.parser import CypherSyntaxError, parse
+from proxy.model import apply_edits
 from tests.corpora import read_csv, read_jsonl
 
 _CYPHERBENCH = ("cypher", "cypherbench", "test_question_gold.jsonl")
-_FENCE = re.compile(r"^\s*```[A-Za-z]*\s*\n?|\n?\s*```\s*$")
 
 
 def _parse_rate(queries: Iterable[str]) -> tuple[float, int, list[tuple[str, str]]]:
@@ -38,8 +39,9 @@ def _report(name: str, rate: float, total: int, failures: list[tuple[str, str]])
 
 
 def strip_fences(text: str) -> str:
-    """Remove a surrounding markdown code fence (```cypher … ```), as the guard does."""
-    return _FENCE.sub("", text) if "```" in text else text
+    """The text the guard parses: the product's own fence rule (`plugins/fences`) applied."""
+    findings = fences.guard_text(text, "cypher", GuardContext())
+    return apply_edits(text, [e for f in findings for e in f.fix or ()])
 
 
 def test_opencypher_tck() -> None:
@@ -74,6 +76,9 @@ def test_text2cypher_gpt4turbo() -> None:
 
 def test_strip_fences() -> None:
     assert strip_fences("```cypher\nMATCH (n) RETURN n\n```") == "MATCH (n) RETURN n"
+    assert strip_fences("Here it is:\n```\nMATCH (n) RETURN n\n```\nDone.") == (
+        "MATCH (n) RETURN n"
+    )
     assert strip_fences("MATCH (n) RETURN n") == "MATCH (n) RETURN n"
 
 

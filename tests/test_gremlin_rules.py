@@ -4,7 +4,7 @@ A fixture holds header lines `//! key: value`, the input traversal, a line `//=>
 expected output traversal. Only the rule named by the directory runs (plus `also:` rules).
 Headers (each may repeat; repeated TOML lines are joined):
 
-* `codes:` expected finding codes (a set), `action:` allow / rewrite / block;
+* `codes:` expected finding codes (a set), `action:` allow / rewrite / block (both required);
 * `config:` `[guard]` pairs `key=value, …` (as for the Cypher fixtures);
 * `config-file:` a whole TOML configuration, relative to the project root (shared settings such
   as `conf/segra-similarity.toml`); the headers below are merged over it;
@@ -28,7 +28,7 @@ from proxy.context import GuardContext
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
-from tests.fixture_format import guard_settings, parse_fixture
+from tests.fixture_format import check_verdict, guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = FIXTURES.parent.parent
@@ -74,14 +74,7 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 def test_gremlin_rule_fixture(path: Path) -> None:
     headers, source, expected = parse_fixture(path)
     verdict = fixture_guard(path.parent.name, headers).check(source, "gremlin")
-    summary = [(f.code, f.message) for f in verdict.findings]
-    if "action" in headers:
-        assert str(verdict.action) == headers["action"][0], summary
-    assert verdict.query == expected, summary
-    if "codes" in headers:
-        wanted = sorted(c.strip() for line in headers["codes"] for c in line.split(",") if c)
-        assert sorted(set(verdict.codes)) == sorted(set(wanted)), summary
-    assert "GUARD.RULE_ERROR" not in verdict.codes, summary
+    check_verdict(path, verdict, expected, headers)
 
 
 def test_every_gremlin_rule_has_fixtures() -> None:

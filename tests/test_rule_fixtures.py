@@ -4,7 +4,8 @@ tests/fixture_format.py; a .sql case is checked as SQL in `config: sql_dialect=�
 Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `sql-schema`
 (`table(column type, …); …`, proxy/sql/catalog.py), `config` (`key=value` pairs for
 [guard]), `compat` (`key=value` pairs for [compat]; with it the proxy serves its procedures as
-`build_guard` does), `dialect`, expected `codes` and `action`. Only the named rule runs.
+`build_guard` does), `dialect`, expected `codes` and `action` (both required). Only the named
+rule runs, and a fixture fails if any rule reports GUARD.RULE_ERROR.
 """
 
 from __future__ import annotations
@@ -20,18 +21,13 @@ from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
 from proxy.schema import SchemaCatalog
 from proxy.sql.catalog import SqlCatalog
-from tests.fixture_format import guard_settings, parse_fixture
+from tests.fixture_format import check_verdict, guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _cases() -> list[Path]:
     return sorted(p for pattern in ("*/*.cypher", "*/*.sql") for p in FIXTURES.glob(pattern))
-
-
-def _parse_fixture(path: Path) -> tuple[dict[str, str], str, str]:
-    headers, source, expected = parse_fixture(path)
-    return {key: values[-1] for key, values in headers.items()}, source, expected
 
 
 def _guard(rule: str, headers: dict[str, str]) -> Guard:
@@ -62,13 +58,10 @@ def _language(path: Path) -> str:
 
 @pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_rule_fixture(path: Path) -> None:
-    headers, source, expected = _parse_fixture(path)
-    verdict = _guard(path.parent.name, headers).check(source, _language(path))
-    assert verdict.action == headers.get("action", verdict.action)
-    assert verdict.query == expected
-    if "codes" in headers:
-        wanted = sorted(c.strip() for c in headers["codes"].split(",") if c.strip())
-        assert sorted(set(verdict.codes)) == wanted
+    headers, source, expected = parse_fixture(path)
+    last = {key: values[-1] for key, values in headers.items()}
+    verdict = _guard(path.parent.name, last).check(source, _language(path))
+    check_verdict(path, verdict, expected, headers)
 
 
 def test_every_builtin_rule_has_fixtures() -> None:

@@ -19,6 +19,7 @@ ALLOWED: dict[str, str] = {
     # called by asyncio on a Protocol
     "connection_made": "asyncio.Protocol callback",
     "data_received": "asyncio.Protocol callback",
+    "connection_lost": "asyncio.Protocol callback",
     "pause_writing": "asyncio.Protocol flow-control callback",
     "resume_writing": "asyncio.Protocol flow-control callback",
     # called by name by a library
@@ -53,6 +54,7 @@ ALLOWED: dict[str, str] = {
     "is_script_error": "unreferenced (proxy/gremlin/parser.py)",
     "enclosing_step": "only tests call it (proxy/gremlin/edits.py)",
     "remove_step": "only tests call it (proxy/gremlin/edits.py)",
+    "parents": "unreferenced (proxy/gremlin/edits.py)",
     "GRAPHSON3_UNTYPED": "unreferenced constant (proxy/gremlin/wire.py)",
     "SERVER_TIMEOUT": "unreferenced constant (proxy/gremlin/wire.py)",
 }

@@ -1,10 +1,7 @@
-"""A minimal asyncio RESP2 client: command encoding, an incremental reply parser, connections
-as `asyncio.Protocol`s and a small bounded pool.
-
-Why not redis-py: its asyncio stack (stream reader, per-line parser, retry wrapper, pool locks)
-cost more CPU per FalkorDB query than decoding the reply. RESP2 is small, and the backend
-needs only request/reply commands, so the whole client fits here. Bulk strings come back as
-`str` (UTF-8, bad bytes replaced): every reply FalkorDB's graph commands send is text.
+"""The RESP2 client query-guard had before it moved to redis-py + hiredis, kept as the baseline
+of `benchmarks/resp_client.py` (which showed it faster only on one-value replies): command
+encoding, an incremental reply parser, connections as `asyncio.Protocol`s, a bounded pool.
+Bulk strings come back as `str` (UTF-8, bad bytes replaced).
 """
 
 from __future__ import annotations
