@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lark import Token
 
-from proxy.cypher.transform_expr import parse_int, unescape_name, unescape_string
+from proxy.cypher.build_parts import parse_int, unescape_name, unescape_string
 from proxy.model import Edit, apply_edits
 from proxy.tree import TreeNode
 

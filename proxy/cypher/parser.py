@@ -15,8 +15,8 @@ from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from proxy.cypher.ast import Script
+from proxy.cypher.build_parts import BuildError
 from proxy.cypher.transform import CypherBuilder
-from proxy.cypher.transform_expr import BuildError
 
 __all__ = ["CypherSyntaxError", "parse", "parse_tokens"]
 

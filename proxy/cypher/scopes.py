@@ -12,8 +12,6 @@ Label disjunctions and negations (`:A|B`, `:!A`) give no certainty. Pure: no I/O
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from proxy.cypher.ast import (
     BinaryOp,
     CallProcedure,
@@ -22,10 +20,7 @@ from proxy.cypher.ast import (
     Delete,
     Expr,
     Foreach,
-    LabelAnd,
     LabelCheck,
-    LabelExpr,
-    LabelName,
     ListComprehension,
     LoadCsv,
     Match,
@@ -53,73 +48,11 @@ from proxy.cypher.ast import (
     Variable,
     With,
 )
+from proxy.cypher.scope_table import Scope, Scopes, certain_labels
 
-__all__ = ["Scopes", "certain_labels", "resolve"]
+__all__ = ["Scopes", "resolve"]
 
 _LOCAL_BINDERS = frozenset({"all", "any", "none", "single", "filter", "extract"})
-
-
-def certain_labels(expr: LabelExpr | None) -> frozenset[str]:
-    """Labels a node matching `expr` certainly has: names, and members of conjunctions."""
-    if isinstance(expr, LabelName):
-        return frozenset((expr.name,))
-    if isinstance(expr, LabelAnd):
-        out: frozenset[str] = frozenset()
-        for item in expr.items:
-            out |= certain_labels(item)
-        return out
-    return frozenset()
-
-
-class _Scope:
-    """Variables bound in one stretch of a query, with what is known about their labels."""
-
-    __slots__ = ("bound", "facts", "id", "parent")
-
-    def __init__(self, scope_id: int, parent: _Scope | None) -> None:
-        self.id = scope_id
-        self.parent = parent  # an enclosing scope whose variables stay visible
-        self.bound: set[str] = set()
-        self.facts: dict[str, set[str]] = {}
-
-    def visible(self, name: str) -> bool:
-        if name in self.bound:
-            return True
-        return self.parent is not None and self.parent.visible(name)
-
-    def labels(self, name: str) -> frozenset[str]:
-        own = frozenset(self.facts.get(name, ()))
-        if name in self.bound or self.parent is None:
-            return own
-        return own | self.parent.labels(name)
-
-    def bind(self, name: str) -> None:
-        if not self.visible(name):
-            self.bound.add(name)
-
-    def add(self, name: str, labels: Iterable[str]) -> None:
-        self.facts.setdefault(name, set()).update(labels)
-
-
-class Scopes:
-    """Answers label and scope questions about the nodes of one resolved AST."""
-
-    def __init__(self, occurrences: dict[Node, tuple[_Scope, str | None]]) -> None:
-        self._occurrences = occurrences
-
-    def labels(self, node: NodePattern | Variable) -> frozenset[str]:
-        """Plain labels certainly carried by the variable of `node` (or by an anonymous node)."""
-        own = certain_labels(node.labels) if isinstance(node, NodePattern) else frozenset()
-        found = self._occurrences.get(node)
-        if found is None or found[1] is None:
-            return own
-        scope, name = found
-        return own | scope.labels(name)
-
-    def scope_of(self, node: NodePattern | Variable) -> int | None:
-        """An opaque id, equal for nodes in the same scope; None for nodes never seen."""
-        found = self._occurrences.get(node)
-        return None if found is None else found[0].id
 
 
 def resolve(tree: Script | Query) -> Scopes:
@@ -132,19 +65,19 @@ def resolve(tree: Script | Query) -> Scopes:
 
 class _Resolver:
     def __init__(self) -> None:
-        self.occurrences: dict[Node, tuple[_Scope, str | None]] = {}
+        self.occurrences: dict[Node, tuple[Scope, str | None]] = {}
         self._next_id = 0
 
-    def new_scope(self, parent: _Scope | None) -> _Scope:
+    def new_scope(self, parent: Scope | None) -> Scope:
         self._next_id += 1
-        return _Scope(self._next_id, parent)
+        return Scope(self._next_id, parent)
 
     # ---------------------------------------------------------------- queries
 
     def query(
         self,
         query: Query,
-        outer: _Scope | None,
+        outer: Scope | None,
         sees_outer: bool,
         imports: dict[str, frozenset[str]] | None = None,
     ) -> dict[str, frozenset[str]]:
@@ -159,7 +92,7 @@ class _Resolver:
     def single(
         self,
         query: SingleQuery,
-        outer: _Scope | None,
+        outer: Scope | None,
         sees_outer: bool,
         imports: dict[str, frozenset[str]] | None,
     ) -> dict[str, frozenset[str]]:
@@ -179,7 +112,7 @@ class _Resolver:
                 self.clause(clause, scope)
         return returned
 
-    def projection(self, clause: With, old: _Scope, parent: _Scope | None) -> _Scope:
+    def projection(self, clause: With, old: Scope, parent: Scope | None) -> Scope:
         new = self.new_scope(parent)
         if clause.star:
             names = set(old.bound) | set(old.facts)
@@ -201,7 +134,7 @@ class _Resolver:
             self.condition(clause.where, new)
         return new
 
-    def ordering(self, clause: Projection, old: _Scope, new: _Scope | None) -> None:
+    def ordering(self, clause: Projection, old: Scope, new: Scope | None) -> None:
         # ORDER BY sees the projected names first, then the names before the projection
         view = self.new_scope(old)
         if new is not None:
@@ -213,7 +146,7 @@ class _Resolver:
             if expr is not None:
                 self.expr(expr, old)
 
-    def returned(self, clause: Return, scope: _Scope) -> dict[str, frozenset[str]]:
+    def returned(self, clause: Return, scope: Scope) -> dict[str, frozenset[str]]:
         out: dict[str, frozenset[str]] = {}
         for item in clause.items:
             self.expr(item.expr, scope)
@@ -229,7 +162,7 @@ class _Resolver:
 
     # ---------------------------------------------------------------- clauses
 
-    def clause(self, clause: Node, scope: _Scope) -> None:
+    def clause(self, clause: Node, scope: Scope) -> None:
         if isinstance(clause, Match):
             for pattern in clause.patterns:
                 self.pattern(pattern, scope, facts=True)
@@ -275,7 +208,7 @@ class _Resolver:
             for part in clause.parts:
                 self.expr(part, scope)
 
-    def show(self, clause: ShowCommand, scope: _Scope) -> None:
+    def show(self, clause: ShowCommand, scope: Scope) -> None:
         """A SHOW's YIELD binds its columns; WHERE, ORDER BY and RETURN read them."""
         for name in clause.names:
             self.expr(name, scope)
@@ -289,7 +222,7 @@ class _Resolver:
         if clause.returns is not None:
             self.returned(clause.returns, scope)
 
-    def call_subquery(self, clause: CallSubquery, scope: _Scope) -> None:
+    def call_subquery(self, clause: CallSubquery, scope: Scope) -> None:
         if clause.import_all:
             returned = self.query(clause.body, scope, sees_outer=True)
         elif clause.imports is not None:
@@ -304,7 +237,7 @@ class _Resolver:
             scope.bound.add(name)
             scope.add(name, labels)
 
-    def binder(self, var: Variable, scope: _Scope, shadow: bool = False) -> None:
+    def binder(self, var: Variable, scope: Scope, shadow: bool = False) -> None:
         if shadow:
             scope.bound.add(var.name)
         else:
@@ -313,13 +246,13 @@ class _Resolver:
 
     # ---------------------------------------------------------------- patterns
 
-    def pattern(self, pattern: PathPattern, scope: _Scope, facts: bool) -> None:
+    def pattern(self, pattern: PathPattern, scope: Scope, facts: bool) -> None:
         if pattern.variable is not None:
             self.binder(pattern.variable, scope)
         for element in pattern.elements:
             self.element(element, scope, facts)
 
-    def element(self, element: Node, scope: _Scope, facts: bool) -> None:
+    def element(self, element: Node, scope: Scope, facts: bool) -> None:
         if isinstance(element, NodePattern):
             var = element.variable
             if var is not None:
@@ -340,13 +273,13 @@ class _Resolver:
             if element.where is not None:
                 self.expr(element.where, scope)
 
-    def _inner_exprs(self, element: NodePattern | RelPattern, scope: _Scope) -> None:
+    def _inner_exprs(self, element: NodePattern | RelPattern, scope: Scope) -> None:
         if element.properties is not None:
             self.expr(element.properties, scope)
         if element.where is not None:
             self.condition(element.where, scope)
 
-    def condition(self, expr: Expr, scope: _Scope) -> None:
+    def condition(self, expr: Expr, scope: Scope) -> None:
         """A WHERE: its AND-conjoined label checks and patterns are facts for the scope."""
         for conjunct in _conjuncts(expr):
             if isinstance(conjunct, LabelCheck) and isinstance(conjunct.subject, Variable):
@@ -359,7 +292,7 @@ class _Resolver:
 
     # ---------------------------------------------------------------- expressions
 
-    def expr(self, root: Node, scope: _Scope) -> None:
+    def expr(self, root: Node, scope: Scope) -> None:
         stack: list[Node] = [root]
         while stack:
             node = stack.pop()
@@ -387,7 +320,7 @@ class _Resolver:
             else:
                 stack.extend(node.children())
 
-    def local(self, scope: _Scope, var: Variable, source: Node, *rest: Node | None) -> None:
+    def local(self, scope: Scope, var: Variable, source: Node, *rest: Node | None) -> None:
         """`[x IN list WHERE … | …]` and `all(x IN list WHERE …)`: x is local."""
         self.expr(source, scope)
         inner = self.new_scope(scope)
@@ -400,7 +333,7 @@ class _Resolver:
             else:
                 self.expr(part, inner)
 
-    def reduce(self, node: OtherExpr, scope: _Scope) -> None:
+    def reduce(self, node: OtherExpr, scope: Scope) -> None:
         acc, init, var, source, body = node.parts
         self.expr(init, scope)
         self.expr(source, scope)
@@ -409,7 +342,7 @@ class _Resolver:
         self.binder(var, inner, shadow=True)  # type: ignore[arg-type]
         self.expr(body, inner)
 
-    def subquery(self, node: SubqueryExpr, scope: _Scope) -> None:
+    def subquery(self, node: SubqueryExpr, scope: Scope) -> None:
         if node.body is not None:
             self.query(node.body, scope, sees_outer=True)
             return

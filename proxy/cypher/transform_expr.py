@@ -1,4 +1,5 @@
-"""Expression half of the lark-callbacks -> typed AST builder (see transform.py).
+"""Expression half of the lark-callbacks -> typed AST builder (see transform.py): operator
+precedence (`_Pratt`) and the expression rules' callbacks; shared pieces in build_parts.py.
 
 The parser runs with `keep_all_tokens=True` and this builder as its inline transformer, so each
 callback receives every token of its rule (punctuation included) and computes the node's span
@@ -7,8 +8,6 @@ from its first and last child; `[optional]` parts arrive as None placeholders.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
 from lark import Token
@@ -16,7 +15,6 @@ from lark import Token
 from proxy.cypher.ast import (
     BinaryOp,
     CaseExpr,
-    Expr,
     FunctionCall,
     LabelAnd,
     LabelCheck,
@@ -31,198 +29,39 @@ from proxy.cypher.ast import (
     MapLiteral,
     MapProjection,
     Node,
-    NodePattern,
     OtherExpr,
     Parameter,
-    PathPattern,
     PatternComprehension,
-    PatternPredicate,
     PropertyLookup,
-    Span,
     SubqueryExpr,
     Subscript,
     UnaryOp,
     Variable,
 )
-
-
-class BuildError(Exception):
-    """A construct the grammar accepts but Cypher does not (reported as a syntax error)."""
-
-    def __init__(self, message: str, span: Span) -> None:
-        super().__init__(message)
-        self.message = message
-        self.span = span
-
-
-@dataclass(slots=True)
-class Part:
-    """An intermediate value (a name, a clause fragment) that is not itself an AST node."""
-
-    kind: str
-    value: Any
-    span: Span
-
-
-@dataclass(slots=True)
-class Paren:
-    """`( expr )`: kept apart so spans include the parentheses and `(a)-->(b)` can convert."""
-
-    expr: Expr
-    span: Span
-
-
-@dataclass(eq=False, slots=True)
-class BracedMapProjection(MapProjection):
-    """A MapProjection that remembers where its `{` is (for `(n {k: v})` in expressions)."""
-
-    lbrace: int = 0
-    literal_key_spans: list[Span] | None = None
-
-
-def start_of(x: Any) -> int:
-    if isinstance(x, Token):
-        return x.start_pos  # type: ignore[return-value]
-    if isinstance(x, list):
-        return start_of(x[0])
-    return x.span[0]
-
-
-def end_of(x: Any) -> int:
-    if isinstance(x, Token):
-        return x.end_pos  # type: ignore[return-value]
-    if isinstance(x, list):
-        return end_of(x[-1])
-    return x.span[1]
-
-
-def span_of(children: list[Any]) -> Span:
-    """(start of the first present child, end of the last present child)."""
-    first, last = children[0], children[-1]
-    if first is None or first == []:
-        first = next(c for c in children if c is not None and c != [])
-    if last is None or last == []:
-        last = next(c for c in reversed(children) if c is not None and c != [])
-    return start_of(first), end_of(last)
-
-
-def tok_span(tok: Token) -> Span:
-    return tok.start_pos, tok.end_pos  # type: ignore[return-value]
-
-
-def ex(x: Any) -> Any:
-    """Unwrap a parenthesised expression."""
-    return x.expr if type(x) is Paren else x
-
-
-def exprs(children: list[Any]) -> list[Expr]:
-    return [ex(c) for c in children if isinstance(c, (Expr, Paren))]
-
-
-def has(children: list[Any], type_: str) -> bool:
-    return any(isinstance(c, Token) and c.type == type_ for c in children)
-
-
-def unescape_name(text: str) -> str:
-    if text.startswith("`"):
-        return text[1:-1].replace("``", "`")
-    return text
-
-
-_ESCAPES = {
-    "t": "\t",
-    "b": "\b",
-    "n": "\n",
-    "r": "\r",
-    "f": "\f",
-    "'": "'",
-    '"': '"',
-    "\\": "\\",
-}
-_ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
-
-
-def _unescape_one(m: re.Match[str]) -> str:
-    code = m.group(1)
-    if len(code) > 1:
-        try:
-            return chr(int(code[1:], 16))
-        except ValueError:  # beyond the Unicode range
-            return m.group(0)
-    return _ESCAPES.get(code, m.group(0))
-
-
-def unescape_string(text: str) -> str:
-    body = text[1:-1]
-    return _ESCAPE_RE.sub(_unescape_one, body) if "\\" in body else body
-
-
-def parse_int(text: str) -> int:
-    low = text.lower()
-    if low.startswith("0x"):
-        return int(low[2:], 16)
-    if low.startswith("0o"):
-        return int(low[2:], 8)
-    if len(text) > 1 and text[0] == "0" and text.isdigit() and set(text) <= set("01234567"):
-        return int(text, 8)  # legacy octal `017`
-    return int(text)
+from proxy.cypher.build_parts import (
+    BracedMapProjection,
+    BuildError,
+    Paren,
+    Part,
+    dotted_name,
+    end_of,
+    ex,
+    exprs,
+    has,
+    in_binding,
+    parse_int,
+    pattern_of,
+    span_of,
+    start_of,
+    tok_span,
+    unescape_name,
+    unescape_string,
+)
 
 
 def _op_text(toks: list[Token]) -> str:
     text = " ".join(t.value.upper() if t.value[0].isalpha() else t.value for t in toks)
     return "<>" if text == "!=" else text
-
-
-def dotted_name(expr: Expr) -> str | None:
-    """`apoc.text.join` from the property chain it was parsed as; None if not a plain chain."""
-    if isinstance(expr, Variable):
-        return expr.name
-    if isinstance(expr, PropertyLookup):
-        head = dotted_name(expr.subject)
-        return None if head is None else f"{head}.{expr.key}"
-    return None
-
-
-def in_binding(expr: Any, what: str) -> tuple[Variable, Expr]:
-    """`x IN list` -> (x, list); anything else is not a valid comprehension/quantifier head."""
-    expr = ex(expr)
-    if isinstance(expr, BinaryOp) and expr.op == "IN" and isinstance(expr.left, Variable):
-        return expr.left, expr.right
-    raise BuildError(f"expected `variable IN list` in {what}", expr.span)
-
-
-def as_node_pattern(x: Any) -> NodePattern:
-    """The first node of a pattern inside an expression, parsed as `( expr )`."""
-    inner = ex(x)
-    span = x.span
-    if isinstance(inner, Variable):
-        return NodePattern(span, inner, None, None)
-    if isinstance(inner, LabelCheck) and isinstance(inner.subject, Variable):
-        return NodePattern(span, inner.subject, inner.labels, None)
-    if isinstance(inner, MapLiteral):
-        return NodePattern(span, None, None, inner)
-    if isinstance(inner, BracedMapProjection) and all(i[0] == "literal" for i in inner.items):
-        key_spans = inner.literal_key_spans or []
-        entries = [(i[1], ks, i[2]) for i, ks in zip(inner.items, key_spans, strict=True)]
-        props = MapLiteral((inner.lbrace, inner.span[1]), entries)
-        return NodePattern(span, inner.subject, None, props)
-    raise BuildError("expected a node pattern before the relationship", inner.span)
-
-
-def pattern_of(expr: Any) -> tuple[Variable | None, PathPattern] | None:
-    """`(a)-->(b)` or `p = (a)-->(b)` used as the head of a pattern comprehension."""
-    expr = ex(expr)
-    if isinstance(expr, PatternPredicate):
-        return None, expr.pattern
-    if (
-        isinstance(expr, BinaryOp)
-        and expr.op == "="
-        and isinstance(expr.left, Variable)
-        and isinstance(ex(expr.right), PatternPredicate)
-    ):
-        pattern = ex(expr.right).pattern
-        return expr.left, PathPattern(expr.span, expr.left, pattern.elements, pattern.shortest)
-    return None
 
 
 # binding power of infix operators by token type (higher binds tighter); NOT is prefix at 4,

@@ -21,7 +21,7 @@ from proxy.cypher.ast import (
     SingleQuery,
     SortItem,
 )
-from proxy.cypher.transform_expr import Part, ex, exprs, span_of
+from proxy.cypher.build_parts import Part, ex, exprs, span_of
 
 # tokens of a target that are names or punctuation, not part of the command's kind
 _NOT_WORDS = frozenset({"PARAM", "COMMA", "DOT", "NAME", "ESCAPED_NAME"})
