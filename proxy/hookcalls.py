@@ -1,14 +1,17 @@
-"""Calls a hook through pluggy one plugin at a time, in pluggy's order.
+"""Calls a hook through pluggy so that each plugin's result — or failure — is its own.
 
 pluggy stops a hook call at the first implementation that raises and does not say which one
-it was; the guard must name the failing rule and still run the others. So each plugin gets its
-own `PluginManager.subset_hook_caller` (pluggy selects the arguments, applies the hookspec and
-calls it); the callers are rebuilt only when the set of implementations changes.
+it was; the guard must name the failing rule and still run the others. So the hook is called
+once as a whole (the common case: every rule returns its list, and pluggy's results line up
+with its implementations), and only when a rule raised or returned None, once per plugin
+through its own `PluginManager.subset_hook_caller` (pluggy still selects the arguments and
+applies the hookspec). The per-plugin callers are rebuilt only when the plugins change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pluggy
 
@@ -39,6 +42,27 @@ class PerPluginCalls:
         ]
         self._callers[hook_name] = (key, callers)
         return callers
+
+    def results(self, hook_name: str, kwargs: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """(plugin name, a value it returned or the exception it raised), in pluggy's order; a
+        plugin with two implementations of the hook may appear twice, one returning None not
+        at all."""
+        hook = getattr(self.pm.hook, hook_name)
+        impls = hook.get_hookimpls()
+        try:
+            values = hook(**kwargs)
+        except Exception:
+            values = None  # which rule raised is found below
+        if values is not None and len(values) == len(impls):
+            pairs = zip(reversed(impls), values, strict=True)
+            return [(impl.plugin_name, value) for impl, value in pairs]
+        out: list[tuple[str, Any]] = []
+        for name, caller in self(hook_name):
+            try:
+                out += [(name, value) for value in caller(**kwargs)]
+            except Exception as exc:  # a rule's bug (or RecursionError): the caller reports it
+                out.append((name, exc))
+        return out
 
 
 def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:

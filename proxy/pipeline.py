@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -231,12 +231,13 @@ class Guard:
         the rules that keep the database safe and results bounded (`FAIL_CLOSED_RULES`) or for
         every rule under `[guard] on_rule_error = "block"`; else a warning."""
         out: list[Finding] = []
-        for name, caller in self._calls(hook_name):
+        for name, returned in self._calls.results(hook_name, kwargs):
             try:
-                results = caller(**kwargs)
-                findings = [f for result in results for f in _findings_of(result, name)]
+                if isinstance(returned, Exception):
+                    raise returned
+                findings = _findings_of(returned, name)
             except Exception as exc:  # a plugin bug (or RecursionError): report, never crash
-                log.exception("rule %s failed", name)
+                log.error("rule %s failed", name, exc_info=exc)
                 out.append(self._rule_error(name, exc))
                 continue
             out += findings
@@ -255,15 +256,19 @@ class Guard:
         )
 
 
-def _findings_of(result: Any, plugin: str) -> Iterator[Finding]:
+def _findings_of(result: Any, plugin: str) -> list[Finding]:
     """The findings a rule returned (a list or other iterable of `Finding`), tagged with the
     rule's name; anything else is the rule's bug (a TypeError naming what it returned)."""
-    if isinstance(result, Finding | str | bytes) or not isinstance(result, Iterable):
-        raise TypeError(f"returned {type(result).__name__}, not a list of Finding")
+    if type(result) is not list:
+        if isinstance(result, Finding | str | bytes) or not isinstance(result, Iterable):
+            raise TypeError(f"returned {type(result).__name__}, not a list of Finding")
+        result = list(result)
+    out = []
     for finding in result:
         if not isinstance(finding, Finding):
             raise TypeError(f"returned a {type(finding).__name__} among its findings")
-        yield finding if finding.rule else finding.with_span(finding.span, plugin)
+        out.append(finding if finding.rule else finding.with_span(finding.span, plugin))
+    return out
 
 
 # ---------------------------------------------------------------- edits and spans

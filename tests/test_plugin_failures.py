@@ -7,12 +7,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from proxy.cli import EXIT_USAGE, main
 from proxy.config import parse_config
 from proxy.errors import ConfigError, PluginError
+from proxy.hookspecs import hookimpl
+from proxy.model import Finding, Severity
 from proxy.pipeline import build_guard
 
 BROKEN_IMPORT = "import qg_module_that_does_not_exist\n"
@@ -167,3 +170,27 @@ def test_a_failing_rule_is_a_finding_naming_it(
     assert verdict.blocked is (on_rule_error == "block")
     # the other rules still ran: a write is blocked whatever the broken rule did
     assert "SEC.WRITE" in guard.check("MATCH (n) DETACH DELETE n").codes
+
+
+class _Quiet:
+    """Returns None (no findings) — allowed by the hookspec."""
+
+    name = "quiet"
+
+    @hookimpl
+    def guard_cypher(self, query: Any, ctx: Any) -> None:
+        return None
+
+
+class _Tagger:
+    name = "tagger"
+
+    @hookimpl
+    def guard_cypher(self, query: Any, ctx: Any) -> list[Finding]:
+        return [Finding("PAT.NOTE", Severity.INFO, "a note", (0, 1))]
+
+
+def test_findings_are_named_after_their_rule_when_another_rule_returns_none() -> None:
+    guard = build_guard(extra_plugins=[_Tagger(), _Quiet()], entry_points=False)
+    verdict = guard.check("MATCH (n) RETURN n LIMIT 5")
+    assert [(f.code, f.rule) for f in verdict.findings] == [("PAT.NOTE", "tagger")]
