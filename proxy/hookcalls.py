@@ -68,8 +68,8 @@ class PerPluginCalls:
 def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     """The hooks `plugin` implements as a pluggy wrapper (`wrapper=True` / `hookwrapper=True`).
 
-    The guard calls rule hooks one plugin at a time, so a wrapper would wrap nothing: such a
-    plugin is rejected when it is loaded."""
+    A wrapper sees (and may replace or swallow) every other rule's findings and failures, which
+    the guard keeps apart per rule: such a plugin is rejected when it is loaded."""
     return sorted(
         caller.name
         for caller in pm.get_hookcallers(plugin) or ()

@@ -224,7 +224,7 @@ class Guard:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})
 
     def _call(self, hook_name: str, kwargs: dict[str, Any]) -> list[Finding]:
-        """Call the hook through pluggy one plugin at a time, tagging findings with its name.
+        """Call the hook through pluggy (`proxy.hookcalls`), tagging findings with their rule.
 
         A rule that raises or returns something other than findings must not take the proxy
         down: its failure becomes a finding — an error (the query is blocked: fail closed) for
@@ -232,15 +232,16 @@ class Guard:
         every rule under `[guard] on_rule_error = "block"`; else a warning."""
         out: list[Finding] = []
         for name, returned in self._calls.results(hook_name, kwargs):
-            try:
-                if isinstance(returned, Exception):
-                    raise returned
-                findings = _findings_of(returned, name)
-            except Exception as exc:  # a plugin bug (or RecursionError): report, never crash
-                log.error("rule %s failed", name, exc_info=exc)
-                out.append(self._rule_error(name, exc))
-                continue
-            out += findings
+            error = returned if isinstance(returned, Exception) else None
+            if error is None:
+                try:
+                    out += _findings_of(returned, name)
+                    continue
+                except Exception as exc:  # not findings (or a generator rule that raised)
+                    error = exc
+            # a plugin bug (or RecursionError): report it, never crash
+            log.error("rule %s failed", name, exc_info=error)
+            out.append(self._rule_error(name, error))
         return out
 
     def _rule_error(self, name: str, exc: Exception) -> Finding:
