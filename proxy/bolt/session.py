@@ -21,7 +21,6 @@ from proxy.backends.base import (
 )
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
-from proxy.bolt.handshake import Version
 from proxy.bolt.limits import BoltLimits, GuardPool, judge
 from proxy.bolt.queries import QueryHandling
 from proxy.bolt.state import State
@@ -38,6 +37,7 @@ Guard = Callable[[str, dict[str, Any]], Verdict]
 OnQuery = Callable[[dict[str, Any]], None]
 # May return an awaitable: a pass-through backend checks the credentials upstream at LOGON.
 Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
+Version = tuple[int, int]
 # What Neo4j answers for a database it does not have; the message names our finding code.
 DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
 DATABASE_CODE = "SEC.DATABASE"
