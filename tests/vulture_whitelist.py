@@ -13,6 +13,8 @@ IGNORE_DECORATORS: list[str] = [
     "@hookspec",  # pluggy reads the hook specifications from proxy.hookspecs
     "@hookimpl",  # pluggy calls rule and repair hooks by name (proxy.hookspecs)
     "@app.tool",  # the MCP SDK exposes each as a tool (proxy/frontends/mcp.py)
+    "@field_validator",  # pydantic runs validators by declaration
+    "@model_validator",
 ]
 
 ALLOWED: dict[str, str] = {
@@ -23,10 +25,12 @@ ALLOWED: dict[str, str] = {
     "pause_writing": "asyncio.Protocol flow-control callback",
     "resume_writing": "asyncio.Protocol flow-control callback",
     # called by name by a library
+    "model_config": "pydantic reads a model's settings from this class attribute",
     "dictify": "gremlinpython's GraphSON writer calls a serializer's dictify",
     "_on_*": "Bolt messages dispatched to handler methods by message name (proxy/bolt)",
     "api": "a Bolt handler's message field it does not need (TELEMETRY api)",
     "routing": "a Bolt handler's message field it does not need (ROUTE routing context)",
+    "bookmarks": "a Bolt handler's message field it does not need (BEGIN/ROUTE bookmarks)",
     # AST and result fields: the tree records the whole query even where no rule reads a part
     "distinct": "AST field (RETURN/WITH DISTINCT, aggregate DISTINCT)",
     "op_span": "AST field (operator position)",
