@@ -192,7 +192,7 @@ def backend_for_uri(uri: str) -> Backend:
 
         return FalkorDBBackend(uri)
     if scheme in BOLT_SCHEMES:
-        from proxy.backends.bolt import BoltBackend
+        from proxy.backends.bolt_relay import BoltRelayBackend
 
         auth = None
         if parts.username is not None:
@@ -201,7 +201,8 @@ def backend_for_uri(uri: str) -> Backend:
         if parts.port:
             netloc = f"{netloc}:{parts.port}"
         database = unquote(parts.path.strip("/")) or None
-        return BoltBackend(urlunsplit((scheme, netloc, "", parts.query, "")), auth, database)
+        url = urlunsplit((scheme, netloc, "", parts.query, ""))
+        return BoltRelayBackend(url, auth, database)
     raise ValueError(
         f"unsupported database URI {uri!r}: use falkordb://host:port/graph, bolt:// or neo4j://"
     )

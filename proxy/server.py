@@ -305,16 +305,11 @@ class ProxyServer:
         return self.source.wrap_authenticate(check) if self.source is not None else check
 
     def _backend_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
-        """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
-        backend also checks them upstream at LOGON)."""
+        """Pass-through to a Bolt upstream: the relay backend remembers each connection's
+        credentials and checks them upstream at LOGON."""
         if not getattr(self.backend, "passthrough", False):
             return None
-        authenticate = getattr(self.backend, "authenticate", None)
-        if authenticate is not None:
-            return authenticate  # type: ignore[no-any-return]
-        from proxy.backends.bolt import remember_client_auth
-
-        return remember_client_auth
+        return getattr(self.backend, "authenticate", None)
 
 
 def check_exposure(config: Config) -> None:
