@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary, Temporal
 from proxy.bolt import messages as m
+from proxy.bolt.context import ServerContext
 from proxy.bolt.handshake import MAGIC
 from proxy.bolt.packstream import Structure, Unpacker
-from proxy.bolt.session import ServerContext
 from proxy.bolt.values import ValueCodec
-from proxy.frontends.bolt import BoltProtocol
+from proxy.frontends.bolt_connection import BoltProtocol
 from proxy.model import Action, Finding, Severity, Verdict
 
 CODEC = ValueCodec()

@@ -21,12 +21,11 @@ from urllib.parse import urlsplit
 from proxy.backends.base import BackendError, BackendUnavailable
 from proxy.bolt import messages as m
 from proxy.bolt.packstream import Packed
-from proxy.bolt.relay_results import RelayResult, RelayTransaction
+from proxy.bolt.relay_results import AuthKey, RelayResult, RelayTransaction
 from proxy.bolt.upstream import UpstreamConnection
 from proxy.tls import client_context
 
 DEFAULT_PORT = 7687
-AuthKey = tuple[tuple[str, str], ...]
 
 # The credentials of the client connection being served (`credentials = "passthrough"`): set
 # by `BoltRelayBackend.authenticate` inside the connection's task, so every backend call that
