@@ -80,10 +80,6 @@ class BoltSession:
         return self.conv.codec
 
     @property
-    def user(self) -> str | None:
-        return self.conv.user
-
-    @property
     def closed(self) -> bool:
         return self.conv.state is State.DEFUNCT
 
