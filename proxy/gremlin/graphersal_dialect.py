@@ -12,6 +12,11 @@ text. Differences from TinkerPop Gremlin that the printer bridges:
   (`to_list()` is appended; `next()`, `toSet()`, `hasNext()`, `iterate()` are applied to
   the list in Python, as Gremlin Server would return them).
 
+* `typeOf(GType.X)` for a type graphersal has no values of (`SHORT`, `BYTE`, `BIGINT`,
+  `BIGDECIMAL`, `CHAR`, `BINARY`, `SET`, `TREE`, `VPROPERTY`: its numbers are 64-bit, its
+  collections lists and maps, its properties flattened) is true of nothing there: it is
+  printed as `P.within()`, which graphersal evaluates (its `GType` has no such member).
+
 What graphersal cannot express (strategies, `UUID(...)`, NaN/Infinity, enum map keys) raises
 `Unsupported` with a message naming it: the front answers that the embedded engine does not
 support it, rather than sending something that means another thing.
@@ -32,6 +37,10 @@ from proxy.gremlin.lexicon import WITH_OPTION_KEYS
 from proxy.gremlin.printer import predicate_text
 from proxy.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
 
+# GType members graphersal has no values of (see the module docstring)
+NO_VALUES_OF = frozenset(
+    {"SHORT", "BYTE", "BIGINT", "BIGDECIMAL", "CHAR", "BINARY", "SET", "TREE", "VPROPERTY"}
+)
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -117,6 +126,9 @@ class _Printer:
         raise Unsupported(f"{kind} values are not supported by the embedded engine")
 
     def predicate(self, p: ast.Predicate) -> str:
+        first = p.args[0] if len(p.args) == 1 else None
+        if p.name == "typeOf" and isinstance(first, ast.Enum) and first.value in NO_VALUES_OF:
+            p = ast.Predicate(p.span, "P", "within", [], p.chain)
         return predicate_text(p, self.arg)
 
 
