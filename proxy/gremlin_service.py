@@ -96,18 +96,23 @@ class GremlinService:
         )  # fmt: skip
 
     async def run(self, text: str, bindings: Mapping[str, Any]) -> dict[str, Any]:
-        """Guard and run one traversal; the verdict's findings beside the results (MCP)."""
+        """Guard and run one traversal (an empty result repaired); the findings beside the
+        results (MCP)."""
         loop = asyncio.get_running_loop()
         verdict = await loop.run_in_executor(None, self.check, text)
         findings = [f.to_dict() for f in verdict.findings]
         if verdict.blocked:
             return {"refused": True, "action": "block", "findings": findings}
         try:
-            traversal = GremlinQuery.parse(verdict.to_run).traversal
-            results = await self.backend.submit(traversal, bindings)
-        except (GremlinSyntaxError, GremlinScriptError, BackendError) as exc:
+            results = await self.execute(verdict.to_run, bindings)
+        except BackendError as exc:
             return {"error": str(exc), "query": verdict.to_run, "findings": findings}
-        return {"query": verdict.to_run, "rows": [plain(r) for r in results],
+        query = verdict.to_run
+        if self.repair_settings.enabled:  # an empty result is repaired as on the front
+            repaired = await self.repair(query, results, bindings, None)
+            query, results = repaired.query, repaired.results
+            findings += [f.to_dict() for f in repaired.findings]
+        return {"query": query, "rows": [plain(r) for r in results],
                 "findings": findings}  # fmt: skip
 
     async def close(self) -> None:

@@ -21,6 +21,9 @@ from gremlin_python.process.anonymous_traversal import traversal
 from proxy.config import parse_config
 from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.similarity import GremlinSchema
+from proxy.gremlin_service import GremlinService
+from proxy.hookspecs import hookimpl
+from proxy.model import Finding, Severity
 from proxy.repair.gremlin import flip_candidates
 from proxy.runner import ProxyThread
 from tests.corpora import DATA
@@ -185,3 +188,46 @@ def test_flip_candidates(text: str, expected: list[tuple[str, bool]]) -> None:
     assert CATALOG is not None
     found = flip_candidates(GremlinQuery.parse(text), CATALOG, 3)
     assert [(f.text, f.safe) for f in found] == expected
+
+
+class RefuseOutCreated:
+    """A third-party rule that blocks every traversal walking out('created')."""
+
+    name = "refuse_out_created"
+
+    @hookimpl
+    def guard_text(self, text: str, language: str) -> list[Finding]:
+        if language == "gremlin" and "out('created')" in text:
+            return [Finding("SEC.PROCEDURE", Severity.ERROR, "out('created') refused", (0, 0))]
+        return []
+
+
+def test_candidates_are_guarded_before_they_run(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    with ProxyThread(config, extra_plugins=(RefuseOutCreated(),)) as running:
+        url = f"ws://127.0.0.1:{running.server.gremlin.port}/gremlin"
+        c = Client(url, "g")
+        try:
+            rows, attributes = _submit(c, "g.V().has('name', 'marko').in('created').values('name')")
+        finally:
+            c.close()
+        assert rows == [] and "DIR.FLIPPED_ON_EMPTY" not in _codes(attributes)
+        attempts = [f["message"] for f in attributes["findings"] if f["code"] == "REPAIR.ATTEMPT"]
+        assert len(attempts) == 2 and "blocked: SEC.PROCEDURE" in attempts[1]
+        line = _audit_line(running, "has('name', 'marko').in('created')")
+        assert [a["outcome"] for a in line["repair"]] == ["empty", "blocked"]
+
+
+def test_mcp_tool_repairs_too(tmp_path: Path) -> None:
+    """`read_gremlin` (the MCP tool) runs through `GremlinService.run`: the same repair."""
+
+    async def run() -> dict[str, Any]:
+        service = await GremlinService.create(_config(tmp_path))
+        try:
+            return await service.run("g.V().has('name', 'marko').in('created').values('name')", {})
+        finally:
+            await service.close()
+
+    out = asyncio.run(run())
+    assert out["rows"] == ["lop"] and "out('created')" in out["query"]
+    assert "DIR.FLIPPED_ON_EMPTY" in [f["code"] for f in out["findings"]]
