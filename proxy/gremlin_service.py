@@ -65,6 +65,10 @@ class GremlinService:
     def check(self, text: str) -> Verdict:
         return self.guard.check(text, "gremlin")
 
+    def cached(self, text: str) -> Verdict | None:
+        """The guard's cached verdict on `text` (no guard work), if any."""
+        return self.guard.cached(text, "gremlin")
+
     def _judge(self, text: str, bindings: dict[str, Any]) -> Verdict:
         return self.check(text)
 

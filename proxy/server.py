@@ -253,6 +253,7 @@ class ProxyServer:
             limits=service.limits,
             guard_workers=service.limits.guard_workers,
             repair=service.repair if service.repair_settings.enabled else None,
+            cached=service.cached,
         )
         await self.gremlin.start()
 

@@ -4,6 +4,7 @@ the block message, the findings as status attributes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
@@ -84,3 +85,19 @@ def block_message(verdict: Verdict) -> str:
 def _line(f: Finding) -> str:
     hint = f" (hint: {f.hint})" if f.hint else ""
     return f"{f.code} {f.severity}: {f.message}{hint}"
+
+
+class TextGuard:
+    """A Gremlin check (`text -> Verdict`) in the shape `proxy.guard_pool.judge` takes
+    (`(text, parameters) -> Verdict`, with `cached` for a repeated traversal)."""
+
+    def __init__(
+        self, check: Callable[[str], Verdict], cached: Callable[[str], Verdict | None] | None
+    ) -> None:
+        self._check, self._cached = check, cached
+
+    def __call__(self, text: str, parameters: dict[str, Any]) -> Verdict:
+        return self._check(text)
+
+    def cached(self, text: str, parameters: dict[str, Any]) -> Verdict | None:
+        return self._cached(text) if self._cached is not None else None

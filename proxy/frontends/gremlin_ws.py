@@ -46,6 +46,7 @@ from gremlin_python.process.traversal import Bytecode, Traverser
 
 from proxy.backends.base import BackendError
 from proxy.frontends.gremlin_requests import (
+    TextGuard,
     block_message,
     bytecode_bindings,
     status_attributes,
@@ -101,10 +102,12 @@ class GremlinFrontend:
         limits: GuardLimits | None = None,
         guard_workers: int = 2,
         repair: Repair | None = None,
+        cached: Callable[[str], Verdict | None] | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: wss:// / https:// only
-        self._check, self._submit, self._on_query = check, submit, on_query
+        self._guard = TextGuard(check, cached)  # judged in the pool within [limits]
+        self._submit, self._on_query = submit, on_query
         self._authenticate = authenticate
         self._limits: GuardLimits = limits or QueryLimits()
         self._pool = GuardPool(guard_workers)
@@ -317,7 +320,7 @@ class GremlinFrontend:
                 raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, message) from exc
         event.update(query=text, parameters=dict(bindings), question=question)
         started = time.perf_counter()
-        verdict = await judge(self._judge, text, dict(bindings), self._limits, self._pool)
+        verdict = await judge(self._guard, text, dict(bindings), self._limits, self._pool)
         event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=_ms(started))
         if verdict.blocked:
             event["final_query"] = None
@@ -349,9 +352,6 @@ class GremlinFrontend:
         if req.op == "bytecode":
             return [Traverser(r, 1) for r in results], findings
         return results, findings
-
-    def _judge(self, text: str, bindings: dict[str, Any]) -> Verdict:
-        return self._check(text)
 
 
 @dataclass
