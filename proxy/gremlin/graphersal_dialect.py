@@ -6,7 +6,8 @@ text. Differences from TinkerPop Gremlin that the printer bridges:
 
 * strings are double-quoted (single quotes are not strings there); `\\uXXXX` escapes only for
   control characters, so no quote or line terminator is ever spelt as an escape;
-* `null` is `()`; maps are `#{"k": v}`; sets are printed as lists (`{a, b}` is not a literal);
+* `null` is `()`; maps are `#{"k": v}`; sets are printed as lists of their distinct members
+  (`{a, b}` is not a literal);
 * numbers carry no type suffix (`1L`, `1.5f`, `1.5M` are plain numbers);
 * the terminal step is not printed: `Rendered.terminal` tells the backend how to finish
   (`to_list()` is appended; `next()`, `toSet()`, `hasNext()`, `iterate()` are applied to
@@ -113,8 +114,10 @@ class _Printer:
             return self.predicate(node)
         if isinstance(node, ast.Traversal):
             return self.traversal(node)
-        if isinstance(node, ast.ListLit | ast.SetLit):
+        if isinstance(node, ast.ListLit):
             return "[" + ", ".join(self.arg(i) for i in node.items) + "]"
+        if isinstance(node, ast.SetLit):  # a list of its distinct members: {1, 1} is {1}
+            return "[" + ", ".join(dict.fromkeys(self.arg(i) for i in node.items)) + "]"
         if isinstance(node, ast.MapLit):
             entries = (f"{_key(e.key)}: {self.arg(e.value)}" for e in node.entries)
             return "#{" + ", ".join(entries) + "}"
