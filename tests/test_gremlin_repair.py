@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from gremlin_python.driver.client import Client
 from gremlin_python.driver.driver_remote_connection import DriverRemoteConnection
@@ -231,3 +232,20 @@ def test_mcp_tool_repairs_too(tmp_path: Path) -> None:
     out = asyncio.run(run())
     assert out["rows"] == ["lop"] and "out('created')" in out["query"]
     assert "DIR.FLIPPED_ON_EMPTY" in [f["code"] for f in out["findings"]]
+
+
+def test_http_form_question_opts_in(proxy: ProxyThread) -> None:
+    address = f"http://127.0.0.1:{proxy.server.gremlin.port}/gremlin"
+    text = "g.V().has('person', 'name', 'vadas').out('knows').values('name')"
+
+    async def post(body: dict[str, Any]) -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session, session.post(address, json=body) as resp:
+            assert resp.status == 200
+            return json.loads(await resp.text())  # type: ignore[no-any-return]
+
+    plain = asyncio.run(post({"gremlin": text}))
+    assert "marko" not in json.dumps(plain["result"])
+    assert "REPAIR.SUGGESTED" in json.dumps(plain["status"]["attributes"])
+    asked = asyncio.run(post({"gremlin": text, "question": "who knows vadas?"}))
+    assert "marko" in json.dumps(asked["result"])
+    assert "DIR.FLIPPED_ON_EMPTY" in json.dumps(asked["status"]["attributes"])
