@@ -183,6 +183,9 @@ CATALOG = GremlinSchema(
         ]),
         # both() has no direction to flip
         ("g.V(x).both('knows')", []),
+        # nor is a hop inside not(...) flipped; one inside where(...) is
+        ("g.V(x).not(__.in('created'))", []),
+        ("g.V(x).where(__.in('created'))", [("g.V(x).where(__.out('created'))", True)]),
     ],
 )  # fmt: skip
 def test_flip_candidates(text: str, expected: list[tuple[str, bool]]) -> None:

@@ -15,7 +15,9 @@ Hops are found on the guard's output (`Verdict.to_run`) with the shared label tr
 * **speculative** otherwise (an edge declared both ways or joining a label to itself,
   `knows` between persons): an empty answer may be the right one.
 
-Candidates, best first: every flippable hop reversed at once, then each alone (at most
+Hops inside `not(...)` are left alone (reversing a negated filter lets other vertices
+through; results appearing would not say the hop was wrong). Candidates, best first: every
+flippable hop reversed at once, then each alone (at most
 `[repair] budget` runs). Each is re-guarded (a blocked candidate is recorded, never run) and
 run as its verdict's `to_run`; the first one with results wins when it is safe or the client
 opted in (its `question`, or `[repair] speculative = "apply"`) and is reported as
@@ -40,7 +42,7 @@ from typing import Any
 from plugins.gremlin_read_only import MUTATING_STEPS
 from proxy.backends.base import BackendError
 from proxy.gremlin.ast import Step
-from proxy.gremlin.edits import rename_step
+from proxy.gremlin.edits import nested_traversals, rename_step
 from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from proxy.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
 from proxy.gremlin.language import GremlinQuery
@@ -97,9 +99,13 @@ def flip_candidates(
 ) -> list[GremlinFlip]:
     """The candidates, best first (see the module docstring); no duplicates."""
     hops: list[tuple[tuple[Edit, ...], bool]] = []
+    negated = {
+        id(n) for s in query.steps() if s.name == "not"
+        for t in nested_traversals(s) for n in t.walk()
+    }  # fmt: skip
 
     def on_hop(step: Step, rest: list[Step], e: str, labels: Labels) -> str:
-        if step.name in FLIP:
+        if step.name in FLIP and id(step) not in negated:
             safe = _classify(step.name, e, labels, catalog)
             if safe is not None:
                 hops.append((_flip_edits(step, rest), safe))
