@@ -124,6 +124,10 @@ def test_element_map_entries_keep_token_keys(g: Any) -> None:
     assert merged[T.id] == 3 and merged[T.label] == "software" and merged["age"] == 27
 
 
+def test_injected_sets_arrive_as_sets(g: Any) -> None:
+    assert g.inject({1, 3}).to_list() == [{1, 3}]
+
+
 def test_set_operations_answer_sets(g: Any) -> None:
     names = g.V().has("name", "marko").out().values("name").fold().difference(["lop"]).next()
     assert names == {"josh", "vadas"}

@@ -39,6 +39,13 @@ _LOCAL = frozenset({"dedup", "limit", "range", "tail", "skip", "order", "sample"
 
 def shape_of(traversal: ast.Traversal) -> str | None:
     """`path`, `set`, `elementMap`, `id` or None (nothing to convert)."""
+    spawn = traversal.spawn
+    if (
+        spawn is not None and spawn.name == "inject" and spawn.args
+        and all(isinstance(a, ast.SetLit) for a in spawn.args)
+        and all(s.name in _KEEP for s in traversal.steps)
+    ):  # fmt: skip
+        return SET  # `g.inject({1, 3})`: the sets themselves (graphersal has lists)
     return _shape(traversal.steps)
 
 
