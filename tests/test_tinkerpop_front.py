@@ -126,6 +126,8 @@ def test_element_map_entries_keep_token_keys(g: Any) -> None:
 
 def test_injected_sets_arrive_as_sets(g: Any) -> None:
     assert g.inject({1, 3}).to_list() == [{1, 3}]
+    creators = g.V().has("name", "lop").map(__.in_().values("name").fold().dedup(Scope.local))
+    assert creators.to_list() == [{"marko", "josh", "peter"}]
 
 
 def test_set_operations_answer_sets(g: Any) -> None:

@@ -60,6 +60,9 @@ def _shape(steps: list[ast.Step]) -> str | None:
             continue
         if step.name == "path":
             return PATH
+        inner = step.args[0] if len(step.args) == 1 else None
+        if step.name in ("map", "local") and isinstance(inner, ast.Traversal):
+            return _shape(inner.steps)  # what the body yields (`map(__.fold().dedup(local))`)
         if step.name in ("unfold", "merge") and _shape(steps[:i]) == ELEMENT_MAP:
             return ELEMENT_MAP  # its entries (one-key maps), or two element maps merged
         if step.name in _SETS:
