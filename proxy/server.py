@@ -250,6 +250,10 @@ class ProxyServer:
             on_query=self.on_query,
             ssl_context=listener_tls(self.config),
             authenticate=logon_check(self.config.server["users"], None),
+            limits=service.limits,
+            guard_workers=service.limits.guard_workers,
+            repair=service.repair if service.repair_settings.enabled else None,
+            cached=service.cached,
         )
         await self.gremlin.start()
 
