@@ -259,17 +259,10 @@ class ProxyServer:
         if not address:
             return
         from proxy.frontends.http import HttpFrontend
-        from proxy.service import QueryService
 
         assert self.guard is not None
         host, port = split_address(address, "server.http")
-        service = QueryService(
-            self.guard,
-            self.backend,
-            repairer=build_repairer(self.guard, self.config),
-            on_query=self.on_query,
-            sql=self.sql,
-        )
+        service = self.query_service()
         database = str(self.config.backend["database"]) or "neo4j"
         from proxy.frontends.mcp import build_mcp
 
@@ -280,11 +273,32 @@ class ProxyServer:
             max_body=int(self.config.server["http_max_body_bytes"]),
             cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
             ssl_context=listener_tls(self.config),
+            authenticate=self._authenticate_hook(),
+            bearer=bool(getattr(self.backend, "passthrough", False)),
         )  # fmt: skip
         await self.http.start()
 
+    def query_service(self) -> Any:
+        """A `QueryService` (HTTP and MCP fronts) with this proxy's guard, limits, repair loop,
+        audit and `SCH.NO_SCHEMA` note."""
+        from proxy.bolt.limits import BoltLimits
+        from proxy.service import QueryService
+
+        assert self.guard is not None
+        return QueryService(
+            self.guard,
+            self.backend,
+            repairer=build_repairer(self.guard, self.config),
+            on_query=self.on_query,
+            sql=self.sql,
+            limits=BoltLimits.from_config(self.config.limits),
+            note=self.source.note if self.source is not None else None,
+        )
+
     async def _readiness(self) -> dict[str, Any]:
-        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded."""
+        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded (with the
+        reason when either is not)."""
+        reasons = []
         try:
             stream = await self.backend.run("RETURN 1", {}, None)
             await stream.fetch(-1)
@@ -292,8 +306,15 @@ class ProxyServer:
         except Exception as exc:
             log.warning("readiness probe failed: %s", exc)
             backend = False
+            reasons.append(f"backend not reachable: {exc}")
         schema = self.guard is not None and self.guard.ctx.schema is not None
-        return {"backend": backend, "schema": schema}
+        if not schema:
+            note = self.source.note() if self.source is not None else None
+            reasons.append(note.message if note is not None else "schema not loaded")
+        out: dict[str, Any] = {"backend": backend, "schema": schema}
+        if reasons:
+            out["reason"] = "; ".join(reasons)
+        return out
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """`[server] users` first (when set), then the backend's hook, followed by schema
