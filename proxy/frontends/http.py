@@ -31,6 +31,7 @@ from proxy.frontends.http_answers import (
     error_json,
     failed,
     guard_json,
+    optional_text,
     parameters_of,
     text_of,
     v2_answer,
@@ -99,11 +100,13 @@ class HttpFrontend:
         r.add_get("/v1/context", self._context)
         r.add_post("/db/{db}/query/v2", self._query_v2)
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
-        self.transactions = HttpTransactions(service.backend, self._run_in_tx, v2_answer)
+        self.transactions = HttpTransactions(
+            service.backend, self._run_in_tx, v2_answer, database=self._database
+        )
         self.transactions.routes(r)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
-            r.register_resource(ASGIResource(mcp.streamable_http_app(), root_path="/"))
+            r.register_resource(_McpResource(mcp.streamable_http_app(), root_path="/"))
         self.app = app
 
     async def start(self) -> None:
@@ -186,13 +189,13 @@ class HttpFrontend:
         language = body.get("language", "cypher")
         if language not in ("cypher", "sql"):
             raise bad_request("language 'cypher' or 'sql' runs here (use the Gremlin front)")
-        question = body.get("question")
+        question = optional_text(body, "question")
         result = await self.service.run(
             text,
             parameters_of(body),
             front="http",
             client=request.remote or "",
-            question=question if isinstance(question, str) else None,
+            question=question,
             max_rows=self.max_rows,
             language=language,
         )
@@ -298,3 +301,11 @@ class HttpFrontend:
                 content_type="application/json",
             )
         return None
+
+
+class _McpResource(ASGIResource):  # type: ignore[misc]
+    """The MCP app's resource: it answers `/mcp` only, so a wrong method on any other path
+    gets aiohttp's 405 and an unknown path its 404 (not the MCP app's)."""
+
+    def raw_match(self, path: str) -> bool:
+        return path == "/mcp" or path.startswith("/mcp/")

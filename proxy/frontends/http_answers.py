@@ -48,7 +48,7 @@ def text_of(body: dict[str, Any], key: str) -> str:
 
 def parameters_of(body: dict[str, Any], request: web.Request | None = None) -> dict[str, Any]:
     """`parameters` of a body; typed JSON when the request's Content-Type is Neo4j's."""
-    params = body.get("parameters") or {}
+    params = body.get("parameters", {})
     if not isinstance(params, dict):
         raise bad_request("'parameters' must be an object")
     if request is not None and request.content_type.lower().startswith(TYPED):
@@ -57,6 +57,13 @@ def parameters_of(body: dict[str, Any], request: web.Request | None = None) -> d
         except ValueError as exc:
             raise bad_request(f"'parameters': {exc}") from exc
     return params
+
+
+def optional_text(body: dict[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    if (value is not None and not isinstance(value, str)) or (key in body and value is None):
+        raise bad_request(f"'{key}' must be a string when given")
+    return value
 
 
 def access_read(body: dict[str, Any]) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from proxy.frontends.http_answers import access_read, v2_response
+from proxy.frontends.http_answers import access_read, parameters_of, text_of, v2_response
 from proxy.service import QueryResult
 
 NOT_FOUND = "Neo.ClientError.Transaction.TransactionNotFound"
@@ -40,8 +40,16 @@ class _Open:
 
 
 class HttpTransactions:
-    def __init__(self, backend: Any, run: Run, respond: Respond, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        backend: Any,
+        run: Run,
+        respond: Respond,
+        timeout: float = 30.0,
+        database: Callable[[web.Request], Any] | None = None,
+    ) -> None:
         self._backend = backend
+        self._database = database  # checks `{db}` (raises the 404)
         self._run = run  # guard + execute one statement of a body in a transaction
         self._respond = respond  # the Query API body for a result, or an error response
         self._timeout = timeout
@@ -60,7 +68,7 @@ class HttpTransactions:
     # ------------------------------------------------------------------ handlers
 
     async def _begin(self, request: web.Request) -> web.Response:
-        body = await _optional_body(request)
+        body = await self._body(request)
         read = access_read(body)
         tx = await self._backend.begin(None, None)
         tx_id = secrets.token_hex(8)
@@ -71,13 +79,13 @@ class HttpTransactions:
     async def _statement(self, request: web.Request) -> web.Response:
         tx_id = self._known(request)
         self._touch(tx_id)
-        return await self._run_in(request, tx_id, await _optional_body(request))
+        return await self._run_in(request, tx_id, await self._body(request))
 
     async def _commit(self, request: web.Request) -> web.Response:
         tx_id = self._known(request)
-        body = await _optional_body(request)
+        body = await self._body(request)
         payload: dict[str, Any] = {}
-        if body.get("statement"):
+        if "statement" in body:
             entry = self._open[tx_id]
             answer = self._respond(request, await self._run(request, body, entry.tx, entry.read))
             if isinstance(answer, web.Response):
@@ -101,7 +109,7 @@ class HttpTransactions:
     async def _run_in(self, request: web.Request, tx_id: str, body: dict[str, Any]) -> web.Response:
         entry = self._open[tx_id]
         payload: dict[str, Any] = {}
-        if body.get("statement"):
+        if "statement" in body:
             answer = self._respond(request, await self._run(request, body, entry.tx, entry.read))
             if isinstance(answer, web.Response):
                 await self._drop(tx_id, rollback=True)
@@ -111,7 +119,21 @@ class HttpTransactions:
         payload.setdefault("bookmarks", [])
         return v2_response(request, payload)
 
+    async def _body(self, request: web.Request) -> dict[str, Any]:
+        """The request's body (may be empty), its `{db}`, statement and parameters checked
+        before anything runs."""
+        if self._database is not None:
+            self._database(request)
+        body = await _optional_body(request)
+        if "statement" in body:
+            text_of(body, "statement")
+        parameters_of(body, request)
+        access_read(body)
+        return body
+
     def _known(self, request: web.Request) -> str:
+        if self._database is not None:
+            self._database(request)
         tx_id = request.match_info["id"]
         if tx_id not in self._open:
             error = {"code": NOT_FOUND, "message": f"transaction {tx_id} is not open (expired, "
