@@ -15,6 +15,7 @@ from typing import Any
 from proxy.audit import AuditLog
 from proxy.auth import is_loopback, logon_check
 from proxy.backend_factory import make_backend
+from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError
 from proxy.metrics import Metrics, fan_out
@@ -303,6 +304,13 @@ class ProxyServer:
             stream = await self.backend.run("RETURN 1", {}, None)
             await stream.fetch(-1)
             backend = True
+        except BackendError as exc:
+            # a pass-through backend without an account of its own refuses the probe's
+            # missing credentials: it answered, so it is reachable
+            backend = exc.code.startswith("Neo.ClientError.Security.")
+            if not backend:
+                log.warning("readiness probe failed: %s", exc)
+                reasons.append(f"backend not reachable: {exc}")
         except Exception as exc:
             log.warning("readiness probe failed: %s", exc)
             backend = False
