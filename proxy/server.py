@@ -348,13 +348,13 @@ class ProxyServer:
 
 def check_exposure(config: Config) -> None:
     """An embedded database has no accounts of its own, so a listener serving it beyond this
-    machine must check who connects: Bolt and Gremlin with `[server] users` (or mTLS), HTTP,
-    which checks no users, with mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
+    machine must check who connects: with `[server] users` (Bolt logon, Gremlin SASL, HTTP
+    Basic) or mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
     server, backend = config.server, config.backend
     mtls = bool(server["tls_client_ca"])
     listeners = (
         ("bolt", not backend["cypher"], bool(server["users"]) or mtls),
-        ("http", not backend["cypher"] or not backend["gremlin"], mtls),
+        ("http", not backend["cypher"] or not backend["gremlin"], bool(server["users"]) or mtls),
         ("gremlin", not backend["gremlin"], bool(server["users"]) or mtls),
     )
     for key, embedded, checked in listeners:
@@ -363,11 +363,7 @@ def check_exposure(config: Config) -> None:
             continue
         host, _ = split_address(address, f"server.{key}")
         if not is_loopback(host):
-            fix = (
-                "set [server] users (query-guard hash-password) or "
-                if key in ("bolt", "gremlin")
-                else ""
-            )
+            fix = "set [server] users (query-guard hash-password) or "
             raise ConfigError(
                 f"server.{key}",
                 f"the embedded database would be served on {host} to anyone: {fix}require "
