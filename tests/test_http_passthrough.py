@@ -78,3 +78,19 @@ def test_credentials_the_database_refuses_get_401(base: str, arcadedb_server: An
     status, body, _ = call(base, "POST", "/v1/query", {"query": "RETURN 1 AS x"},
                            auth=basic(*arcadedb_server.auth))  # fmt: skip
     assert status == 200 and body["rows"] == [[1]]
+
+
+def test_mcp_tool_calls_run_with_the_requests_credentials(base: str, arcadedb_server: Any) -> None:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async def go() -> Any:
+        headers = {"Authorization": basic(*arcadedb_server.auth)}
+        async with streamablehttp_client(base + "/mcp", headers=headers) as (r, w, _), \
+                ClientSession(r, w) as session:  # fmt: skip
+            await session.initialize()
+            result = await session.call_tool("read_cypher", {"query": REVERSED})
+            return json.loads(result.content[0].text)
+
+    result = asyncio.run(go())
+    assert sorted(row[0] for row in result["rows"]) == ACTORS
