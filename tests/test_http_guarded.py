@@ -1,7 +1,8 @@
-"""The HTTP front with `[server] users`, writes allowed by the operator and tight `[limits]`, on
-the embedded FalkorDB (movie graph) beside a Bolt front on the same graph: Basic auth (401 with
-Neo4j's code and a challenge; `/health` open; `/v1/*` and `/mcp` checked), `accessMode: Read`,
-typed JSON equal to what the Bolt front returns, parameter limits, sample values."""
+"""The HTTP front with `[server] users`, writes allowed by the operator, tight `[limits]` and a
+slow third-party rule, on the embedded FalkorDB (movie graph) beside a Bolt front on the same
+graph: Basic auth (401 with Neo4j's code and a challenge; `/health` open; `/v1/*` and `/mcp`
+checked), `accessMode: Read`, typed JSON equal to what the Bolt front returns, parameter
+limits and the guard's time budget, sample values."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from neo4j.time import Date, DateTime, Duration, Time
 from proxy.auth import hash_password
 from proxy.config import parse_config
 from proxy.runner import ProxyThread
+from tests.test_resource_limits import SLOW_MARKER, SlowRule
 
 TYPED = "application/vnd.neo4j.query"
 ALICE = "Basic " + base64.b64encode(b"alice:wonderland").decode()
@@ -36,11 +38,11 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyThread]:
             "server": {"bolt": "127.0.0.1:0", "http": "127.0.0.1:0", "data_dir": str(data),
                        "users": {"alice": hash_password("wonderland", n=2**10)}},
             "guard": {"read_only": False},
-            "limits": {"max_parameters": 2},
+            "limits": {"max_parameters": 2, "guard_timeout_ms": 500},
             "audit": {"path": str(data / "audit.jsonl")},
         }
     )  # fmt: skip
-    with ProxyThread(config) as running:
+    with ProxyThread(config, extra_plugins=(SlowRule(),)) as running:
         yield running
 
 
@@ -274,6 +276,14 @@ def test_parameter_limits_apply_as_on_the_bolt_front(proxy: ProxyThread, base: s
             as driver, pytest.raises(neo4j.exceptions.ClientError) as bolt:  # fmt: skip
         driver.execute_query(query, params)
     assert bolt.value.code == body_code(base, query, params)
+
+
+def test_the_guard_time_budget_applies_as_on_the_bolt_front(base: str) -> None:
+    status, body, _ = call(base, "POST", "/db/neo4j/query/v2",
+                           {"statement": f"RETURN 1 AS {SLOW_MARKER}"})  # fmt: skip
+    assert status == 400
+    assert body["errors"][0]["message"].startswith("LIM.TIMEOUT")
+    assert "guard_timeout_ms" in body["errors"][0]["message"]
 
 
 def body_code(base: str, query: str, params: dict[str, Any]) -> str:
