@@ -6,7 +6,6 @@ tests run several servers in one process.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,7 @@ from proxy.pipeline import Guard, build_guard
 from proxy.repair.repairer import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
+from proxy.service import LanguageGuard
 from proxy.sql.backend import make_sql_backend
 from proxy.sql.service import SqlService
 from proxy.tls import listener_tls
@@ -39,34 +39,13 @@ def split_address(value: str, key: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-class CypherGuard:
-    """The Bolt frontend's guard callable: every RUN is Cypher. `note` adds a finding to each
-    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); `cached`
-    answers a repeated query on the event loop, without the trip to the guard's threads."""
-
-    def __init__(self, guard: Guard, note: Callable[[], Finding | None] | None = None) -> None:
-        self.guard = guard
-        self.note = note
-
-    def __call__(self, query: str, parameters: dict[str, Any]) -> Verdict:
-        return self._noted(self.guard.check(query, "cypher"))
-
-    def cached(self, query: str, parameters: dict[str, Any]) -> Verdict | None:
-        verdict = self.guard.cached(query, "cypher")
-        return None if verdict is None else self._noted(verdict)
-
-    def _noted(self, verdict: Verdict) -> Verdict:
-        extra = self.note() if self.note is not None else None
-        if extra is None or verdict.blocked:
-            return verdict
-        return dataclasses.replace(verdict, findings=(*verdict.findings, extra))
-
-
 def cypher_guard(
     guard: Guard, note: Callable[[], Finding | None] | None = None
 ) -> Callable[[str, dict[str, Any]], Verdict]:
-    """The Bolt frontend's guard callable (see `CypherGuard`)."""
-    return CypherGuard(guard, note)
+    """The Bolt frontend's guard callable: every RUN is Cypher; `note` adds a finding to each
+    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); its `cached`
+    answers a repeated query on the event loop (`proxy.service.LanguageGuard`)."""
+    return LanguageGuard(guard, "cypher", note)
 
 
 class ProxyServer:

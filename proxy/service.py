@@ -79,7 +79,7 @@ class QueryService:
         worker thread (never on the event loop) within its time budget."""
         if language == "sql" and self.sql is not None:
             await self.sql.try_ready()  # the SQL schema reaches the guard before its verdict
-        guard = _LanguageGuard(self.guard, language, self.note)
+        guard = LanguageGuard(self.guard, language, self.note)
         return await judge(guard, text, dict(parameters or {}), self.limits, self.pool)
 
     async def run(
@@ -204,9 +204,10 @@ class QueryService:
         )
 
 
-class _LanguageGuard:
-    """The guard for one language as `judge` calls it, with the service's note added to every
-    verdict it lets through; `cached` answers a repeated query without the worker thread."""
+class LanguageGuard:
+    """The guard for one language as `judge` calls it (the Bolt front's too), with `note`
+    added to every verdict it lets through; `cached` answers a repeated query without the
+    worker thread."""
 
     def __init__(self, guard: Guard, language: str, note: Note | None) -> None:
         self.guard, self.language, self.note = guard, language, note
