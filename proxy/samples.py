@@ -1,8 +1,8 @@
 """Sample values for the grounding context (`GET /v1/context?samples=3`, MCP `get_context`):
 up to n distinct values per (label, property), read from the backend with read-only
-statements the proxy writes itself (names quoted, values never spliced into the text), strings
-cut to `MAX_CHARS`, vectors and other long lists left out — an LLM copies literal values
-exactly when it has seen a few.
+statements the proxy writes itself (names backtick-quoted, a name holding a backtick skipped,
+no value spliced into the text), strings cut to `MAX_CHARS`, vectors and other long lists
+left out — an LLM copies literal values exactly when it has seen a few.
 """
 
 from __future__ import annotations
@@ -42,7 +42,12 @@ async def sample_values(
     if schema is None or n == 0 or backend is None:
         return {}
     out: dict[str, dict[str, list[Any]]] = {}
-    pairs = [(label, prop) for label, props in schema.to_dict()["nodes"].items() for prop in props]
+    pairs = [
+        (label, prop)
+        for label, props in schema.to_dict()["nodes"].items()
+        for prop in props
+        if "`" not in label + prop  # not every database reads `` inside a quoted name
+    ]
     for label, prop in pairs[:MAX_PAIRS]:
         try:
             stream = await backend.run(sample_query(label, prop, n), {}, database)
