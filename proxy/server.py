@@ -247,14 +247,17 @@ class ProxyServer:
         from proxy.frontends.mcp import build_mcp
 
         gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
+        passthrough = bool(getattr(self.backend, "passthrough", False))
         self.http = HttpFrontend(
             host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
             mcp=build_mcp(service, gremlin=gremlin),
             max_body=int(self.config.server["http_max_body_bytes"]),
             cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
             ssl_context=listener_tls(self.config),
-            authenticate=self._authenticate_hook(),
-            bearer=bool(getattr(self.backend, "passthrough", False)),
+            authenticate=self._authenticate_hook(), bearer=passthrough,
+            # clients without credentials: the pass-through backend's own account, as on Bolt
+            anonymous=passthrough and not self.config.server["users"]
+            and getattr(self.backend, "auth", None) is not None,
         )  # fmt: skip
         await self.http.start()
 

@@ -94,3 +94,24 @@ def test_mcp_tool_calls_run_with_the_requests_credentials(base: str, arcadedb_se
 
     result = asyncio.run(go())
     assert sorted(row[0] for row in result["rows"]) == ACTORS
+
+
+def test_a_backend_account_serves_requests_without_credentials(
+    arcadedb_server: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QG_TEST_BACKEND_PASSWORD", arcadedb_server.root_password)
+    config = parse_config({
+        "server": {"bolt": "", "http": "127.0.0.1:0", "data_dir": str(tmp_path)},
+        "backend": {"cypher": arcadedb_server.url, "database": arcadedb_server.database,
+                    "credentials": "passthrough", "user": "root",
+                    "password_env": "QG_TEST_BACKEND_PASSWORD"},
+        "audit": {"path": str(tmp_path / "audit.jsonl")},
+    })  # fmt: skip
+    with ProxyThread(config) as running:
+        url = f"http://127.0.0.1:{running.server.http.port}"
+        status, body, _ = call(url, "POST", "/db/neo4j/query/v2", {"statement": REVERSED})
+        assert status == 202 and sorted(r[0] for r in body["data"]["values"]) == ACTORS
+        user, _ = arcadedb_server.auth
+        status, _, _ = call(url, "POST", "/db/neo4j/query/v2", {"statement": REVERSED},
+                            auth=basic(user, "wrong"))  # fmt: skip
+        assert status == 401

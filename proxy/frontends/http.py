@@ -72,6 +72,7 @@ class HttpFrontend:
         ssl_context: ssl.SSLContext | None = None,
         authenticate: AuthHook | None = None,
         bearer: bool = False,
+        anonymous: bool = False,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: https:// only
@@ -87,7 +88,8 @@ class HttpFrontend:
         self.cors_origins = frozenset(cors_origins)
         middlewares: list[Any] = [self._cors]
         if authenticate is not None:  # after CORS: a preflight carries no credentials
-            middlewares.append(HttpAuth(authenticate, bearer=bearer).middleware)
+            auth = HttpAuth(authenticate, bearer=bearer, anonymous=anonymous)
+            middlewares.append(auth.middleware)
         app = web.Application(client_max_size=max_body, middlewares=middlewares)
         r = app.router
         r.add_get("/health", self._health)

@@ -8,6 +8,8 @@ Without such a hook the front checks nothing (as before). With one, every path b
 and `/ready` (probes) needs credentials — the Query API, the guard API `/v1/*`, `/mcp`,
 `/metrics`, `/openapi.json` — and a request without acceptable ones gets 401 with
 `Neo.ClientError.Security.Unauthorized` and a `WWW-Authenticate` challenge, as Neo4j answers.
+(A pass-through backend with an account of its own, and no users configured, serves
+requests without credentials with that account, as the Bolt front does.)
 
 Each request is served in a task of its own, so the credentials it brings (kept in a context
 variable by the pass-through hook) reach that request's backend calls and no other's.
@@ -59,8 +61,11 @@ def unauthorized(message: str, challenge: str) -> web.Response:
 class HttpAuth:
     """The middleware: `check` is the logon hook (an auth map -> accepted, maybe awaitable)."""
 
-    def __init__(self, check: AuthHook, *, bearer: bool = False) -> None:
+    def __init__(self, check: AuthHook, *, bearer: bool = False, anonymous: bool = False) -> None:
         self.check = check
+        # a request without credentials goes to the hook as scheme "none" (a pass-through
+        # backend's own account serves it) instead of getting 401 at once
+        self.anonymous = anonymous
         # a bearer token is only worth sending where the backend judges credentials itself
         self.challenge = 'Basic realm="query-guard"' + (
             ', Bearer realm="query-guard"' if bearer else ""
@@ -70,7 +75,10 @@ class HttpAuth:
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.path in OPEN_PATHS or request.method == "OPTIONS":
             return await handler(request)  # type: ignore[no-any-return]
-        auth = auth_map(request.headers.get("Authorization"))
+        header = request.headers.get("Authorization")
+        auth = auth_map(header)
+        if auth is None and header is None and self.anonymous:
+            auth = {"scheme": "none"}
         if auth is None:
             return unauthorized(
                 "No authentication header supplied (HTTP Basic or Bearer).", self.challenge
