@@ -228,16 +228,28 @@ def document() -> dict[str, Any]:
                     **_errors("400", "401", "404"),
                 },
             }},
-            "/health": {"get": {"summary": "Liveness (never needs credentials)",
+            "/health": {"get": {"summary": "Liveness (never needs credentials)", "security": [{}],
                                 "responses": {"200": _json({"type": "object"}, "alive")}}},
             "/ready": {"get": {
                 "summary": "Backend reachable and schema loaded (never needs credentials)",
+                "security": [{}],
                 "responses": {"200": _json(_READY, "ready"),
                               "503": _json(_READY, "not ready: see reason")},
             }},
         },
-        "components": {"schemas": {"Finding": _FINDING, "Verdict": _VERDICT, "Errors": _ERRORS,
-                                   "QueryResult": _V2}},
+        # none, or either scheme: which one a proxy wants depends on its configuration
+        "security": [{}, {"basic": []}, {"bearer": []}],
+        "components": {
+            "schemas": {"Finding": _FINDING, "Verdict": _VERDICT, "Errors": _ERRORS,
+                        "QueryResult": _V2},
+            "securitySchemes": {
+                "basic": {"type": "http", "scheme": "basic",
+                          "description": "a [server] users account, or the database's "
+                                         "(pass-through)"},
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "a token the database accepts (pass-through)"},
+            },
+        },
     }  # fmt: skip
 
 
