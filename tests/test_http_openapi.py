@@ -1,4 +1,5 @@
-"""schemathesis against the HTTP front's `/openapi.json` (embedded FalkorDB, movie graph): for
+"""schemathesis against the HTTP front's `/openapi.json` (embedded FalkorDB, movie graph; open,
+and with `[server] users`): for
 generated requests to every documented operation, no 5xx and every response matches the
 schema of its status code and content type (a bounded example budget per operation)."""
 
@@ -13,6 +14,7 @@ schemathesis = pytest.importorskip("schemathesis")
 
 from schemathesis.checks import positive_data_acceptance  # noqa: E402
 
+from proxy.auth import hash_password  # noqa: E402
 from proxy.config import parse_config  # noqa: E402
 from proxy.frontends.openapi import document  # noqa: E402
 from proxy.runner import ProxyThread  # noqa: E402
@@ -20,11 +22,14 @@ from proxy.runner import ProxyThread  # noqa: E402
 schema = schemathesis.openapi.from_dict(document())
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture(scope="module", params=["open", "users"])
+def base(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An open front, and one with `[server] users` that the generated requests (which carry
+    no credentials) reach only with 401s and the open probes."""
     data = tmp_path_factory.mktemp("http-openapi")
+    users = {"alice": hash_password("x", n=2**4)} if request.param == "users" else {}
     config = parse_config({
-        "server": {"bolt": "", "http": "127.0.0.1:0", "data_dir": str(data)},
+        "server": {"bolt": "", "http": "127.0.0.1:0", "data_dir": str(data), "users": users},
         "repair": {"enabled": False},
         "audit": {"path": str(data / "audit.jsonl")},
     })  # fmt: skip
@@ -33,7 +38,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @schema.parametrize()
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_response_matches_the_openapi_document(base: str, case: schemathesis.Case) -> None:
     # a well-formed request whose query is refused (syntax, a write) answers 400 by design
     case.call_and_validate(base_url=base, excluded_checks=[positive_data_acceptance])
