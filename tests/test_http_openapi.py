@@ -1,7 +1,7 @@
 """schemathesis against the HTTP front's `/openapi.json` (embedded FalkorDB, movie graph; open,
-and with `[server] users`): for
-generated requests to every documented operation, no 5xx and every response matches the
-schema of its status code and content type (a bounded example budget per operation)."""
+and with `[server] users`): for generated requests to every documented operation, no 5xx and
+every response matches the schema of its status code and content type (a bounded example
+budget per operation)."""
 
 from __future__ import annotations
 
