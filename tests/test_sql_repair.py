@@ -1,0 +1,155 @@
+"""The SQL repair loop on real databases (the embedded SQLite Northwind and a PostgreSQL started
+by the tests): an empty result has its string literals grounded and its equalities relaxed,
+under the safe/speculative rule of the Cypher loop — a literal that differs from exactly one
+stored value only in case is fixed and reported; a substring match or case relaxation is
+offered as `REPAIR.SUGGESTED` unless the client opted in (its question, or `[repair]
+speculative = "apply"`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy.backends.sql_sqlite import SqliteBackend
+from proxy.config import parse_config
+from proxy.pipeline import build_guard
+from proxy.repair.model import RepairSettings
+from proxy.service import QueryResult, QueryService
+from proxy.sql.repair import blank_aggregates
+from proxy.sql.service import SqlService
+from tests.test_sql_backends import Database, _run, database, northwind, postgres
+
+__all__ = ["database", "northwind", "postgres"]  # the fixtures, shared with test_sql_backends
+
+GERMAN = ["Alfreds Futterkiste", "Blauer See Delikatessen", "Drachenblut Delikatessen",
+          "Die Wandernde Kuh", "Frankenversand", "Königlich Essen", "Lehmanns Marktstand",
+          "Morgenstern Gesundkost", "Ottilies Käseladen", "QUICK-Stop", "Toms Spezialitäten"]
+
+
+def ask(
+    db: Database,
+    text: str,
+    settings: RepairSettings | None = None,
+    question: str | None = None,
+) -> QueryResult:
+    async def go() -> QueryResult:
+        guard = build_guard(parse_config({}), entry_points=False)
+        sql = SqlService(guard, db.backend, settings)
+        service = QueryService(guard, None, sql=sql)
+        try:
+            return await service.run(text, front="test", language="sql", question=question)
+        finally:
+            await sql.close()
+
+    return _run(go())  # type: ignore[no-any-return]
+
+
+def codes(result: QueryResult) -> list[str]:
+    return result.verdict.codes
+
+
+def rows(result: QueryResult) -> list[list[Any]]:
+    assert result.error is None, result.error
+    return result.rows
+
+
+def test_a_literal_in_the_wrong_case_is_fixed_and_reported(database: Database) -> None:
+    correct = rows(ask(database, "SELECT companyname FROM customers WHERE country = 'Germany' "
+                                 "ORDER BY companyname"))  # fmt: skip
+    result = ask(database, "SELECT companyname FROM customers WHERE country = 'germany' "
+                           "ORDER BY companyname")  # fmt: skip
+    assert rows(result) == correct and sorted(r[0] for r in correct) == sorted(GERMAN)
+    assert "'Germany'" in result.query and "'germany'" not in result.query
+    literal = [f for f in result.verdict.findings if f.code == "ENT.LITERAL"]
+    assert len(literal) == 1 and "'germany'" in literal[0].message
+    assert "equal but for case" in literal[0].message
+    assert [a["outcome"] for a in result.attempts] == ["empty", "rows"]
+    assert [a["source"] for a in result.attempts] == ["client", "grounding"]
+    assert "REPAIR.SUGGESTED" not in codes(result)
+
+
+def test_an_empty_count_is_an_empty_answer(database: Database) -> None:
+    result = ask(database, "SELECT count(*) FROM customers WHERE city = 'BERLIN'")
+    assert rows(result) == [[1]]
+    assert "'Berlin'" in result.query
+    assert "ENT.LITERAL" in codes(result)
+
+
+def test_a_substring_match_is_suggested_not_applied(database: Database) -> None:
+    text = "SELECT companyname FROM customers WHERE contactname = 'Anders'"
+    result = ask(database, text)
+    assert rows(result) == []
+    assert "'Anders'" in result.query
+    [suggested] = [f for f in result.verdict.findings if f.code == "REPAIR.SUGGESTED"]
+    assert "'Maria Anders'" in (suggested.hint or "")
+    assert "would return 1 row(s)" in suggested.message
+    assert "question" in suggested.message  # how to opt in
+    note = next(f for f in result.verdict.findings if f.code == "ENT.LITERAL")
+    assert "'Maria Anders'" in note.message
+    # the client's question opts in; so does [repair] speculative = "apply"
+    for opted in (ask(database, text, question="Which company does Anders work for?"),
+                  ask(database, text, RepairSettings(speculative="apply"))):  # fmt: skip
+        assert rows(opted) == [["Alfreds Futterkiste"]]
+        assert "'Maria Anders'" in opted.query
+        applied = next(f for f in opted.verdict.findings if f.code == "ENT.LITERAL")
+        assert "opted in" in applied.message
+        assert "REPAIR.SUGGESTED" not in codes(opted)
+
+
+def test_case_insensitive_equality_is_speculative(database: Database) -> None:
+    text = "SELECT companyname FROM customers WHERE country = 'GERMANY' AND city = 'berlin'"
+    no_grounding = RepairSettings(grounding=False)
+    result = ask(database, text, no_grounding)
+    assert rows(result) == []
+    [suggested] = [f for f in result.verdict.findings if f.code == "REPAIR.SUGGESTED"]
+    assert suggested.message.startswith("FIL.CASE_INSENSITIVE")
+    assert "LOWER(country) = LOWER('GERMANY')" in (suggested.hint or "")
+    assert "LOWER(city) = LOWER('berlin')" in (suggested.hint or "")
+    applied = ask(database, text, RepairSettings(grounding=False, speculative="apply"))
+    assert rows(applied) == [["Alfreds Futterkiste"]]
+    assert "FIL.CASE_INSENSITIVE" in codes(applied)
+
+
+def test_rows_and_disabled_repair_leave_the_query_alone(database: Database) -> None:
+    found = ask(database, "SELECT companyname FROM customers WHERE customerid = 'ALFKI'")
+    assert rows(found) == [["Alfreds Futterkiste"]] and found.attempts == []
+    off = ask(database, "SELECT companyname FROM customers WHERE country = 'germany'",
+              RepairSettings(enabled=False))  # fmt: skip
+    assert rows(off) == [] and off.attempts == []
+    assert not {"ENT.LITERAL", "REPAIR.ATTEMPT"} & set(codes(off))
+    # a value stored nowhere, not even similar: a note, no rewrite
+    missing = ask(database, "SELECT companyname FROM customers WHERE country = 'Atlantis'")
+    assert rows(missing) == [] and "'Atlantis'" in missing.query
+    note = next(f for f in missing.verdict.findings if f.code == "ENT.LITERAL")
+    assert "no similar value" in note.message
+
+
+def test_every_statement_the_loop_runs_is_a_guarded_read(northwind: Path) -> None:
+    """SQLite's trace sees every statement: the client's, the probes, the candidates — all
+    plain SELECTs, and each candidate carries the guard's LIMIT (it was judged again)."""
+    statements: list[str] = []
+    db = Database(SqliteBackend(northwind, trace=statements.append), lambda: "")
+    result = ask(db, "SELECT companyname FROM customers WHERE contactname = 'Anders'",
+                 question="who is Anders?")  # fmt: skip
+    assert rows(result) == [["Alfreds Futterkiste"]]
+    # the connection's own PRAGMA query_only and the trace's "-- PRAGMA" notes aside
+    ran = [s for s in statements if not s.upper().startswith(("PRAGMA", "-- PRAGMA"))]
+    assert ran and all(s.lstrip().upper().startswith("SELECT") for s in ran), ran
+    assert all(a["query"].endswith("LIMIT 1000") for a in result.attempts)
+
+
+@pytest.mark.parametrize(
+    ("text", "blank"),
+    [
+        ("SELECT count(*), max(x) FROM t", {0, 1}),
+        ("SELECT a, count(*) FROM t GROUP BY a", set()),
+        ("SELECT a, row_number() OVER (ORDER BY a) FROM t", set()),
+        ("SELECT 1 + sum(x) AS s, b FROM t", {0}),
+    ],
+)
+def test_blank_aggregates(text: str, blank: set[int]) -> None:
+    import sqlglot
+
+    assert blank_aggregates(sqlglot.parse_one(text)) == frozenset(blank)
