@@ -15,6 +15,13 @@ alias used in ORDER BY / GROUP BY / HAVING is known. A scope with a source whose
 unknown (a table function, `SELECT *` from an unknown table) is not judged. Needs a SQL schema
 (`GuardContext.sql_schema`, discovered from the SQL backend); without one the rule is silent.
 
+Names match the way the *database* matches them (the schema's dialect, sqlglot's
+normalization strategy): PostgreSQL folds unquoted names to lower case and compares quoted
+ones exactly, so against a table created as `"OrderLines"` with a column `"OrderID"`,
+`SELECT orderid FROM OrderLines` names neither (both fold to lower case) and is fixed to
+`SELECT "OrderID" FROM "OrderLines"`, while `"orderid"` is unknown too; Oracle/Snowflake fold
+to upper case; SQLite (and a schema of unknown origin) ignores case.
+
 Example (customers has customer_id, customer_name)::
 
     SELECT custmer_name FROM customers
@@ -47,31 +54,83 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
     catalog = ctx.sql_schema
     if catalog is None or not catalog.tables:
         return []
+    rule = _Case(catalog.dialect)
     schema = MappingSchema(
-        {t.lower(): {c.lower(): "unknown" for c in cols} for t, cols in catalog.tables.items()},
+        {rule.stored(t): {rule.stored(c): "unknown" for c in cols}
+         for t, cols in catalog.tables.items()},
         dialect=query.dialect,
         normalize=False,
-    )
+    )  # fmt: skip
     findings: list[Finding] = []
     for statement in query.statements:
         if not isinstance(statement.tree, exp.Query):
             continue
+        # a copy whose identifiers are the database's keys for them (folded or exact)
+        tree = statement.tree.copy()
+        written = {id(k): o for k, o in zip(tree.walk(), statement.tree.walk(), strict=True)}
+        for ident in tree.find_all(exp.Identifier):
+            ident.set("this", rule.written(ident))
         try:
-            scopes = traverse_scope(statement.tree)
+            scopes = traverse_scope(tree)
         except (OptimizeError, SqlglotError):
             continue
-        names = _Names(query, statement, catalog, schema)
+        names = _Names(query, statement, catalog, schema, rule, written)
         for scope in scopes:
             findings += names.check(scope)
     return findings
 
 
+class _Case:
+    """How the database matches identifiers: the key of a stored name and of a written one."""
+
+    def __init__(self, dialect: str) -> None:
+        self.strategy = (
+            Dialect.get_or_raise(dialect).NORMALIZATION_STRATEGY if dialect
+            else NormalizationStrategy.CASE_INSENSITIVE
+        )  # fmt: skip
+        self.insensitive = self.strategy in (
+            NormalizationStrategy.CASE_INSENSITIVE,
+            NormalizationStrategy.CASE_INSENSITIVE_UPPERCASE,
+        )
+
+    def stored(self, name: str) -> str:
+        return name.lower() if self.insensitive else name
+
+    def written(self, ident: exp.Identifier) -> str:
+        name = str(ident.this)
+        if self.insensitive:
+            return name.lower()
+        if ident.quoted:
+            return name
+        if self.strategy is NormalizationStrategy.LOWERCASE:
+            return name.lower()
+        if self.strategy is NormalizationStrategy.UPPERCASE:
+            return name.upper()
+        return name
+
+    def needs_quotes(self, name: str) -> bool:
+        """Whether `name` must be quoted to reach the stored spelling."""
+        if self.strategy is NormalizationStrategy.LOWERCASE:
+            return name != name.lower()
+        if self.strategy is NormalizationStrategy.UPPERCASE:
+            return name != name.upper()
+        return False
+
+
 class _Names:
     def __init__(
-        self, query: SqlQuery, statement: SqlStatement, catalog: SqlCatalog, schema: MappingSchema
+        self,
+        query: SqlQuery,
+        statement: SqlStatement,
+        catalog: SqlCatalog,
+        schema: MappingSchema,
+        rule: _Case,
+        written: dict[int, exp.Expression],
     ) -> None:
         self.query, self.statement, self.catalog, self.schema = query, statement, catalog, schema
+        self.rule, self.written = rule, written  # written: the client's node of each key node
         self.dialect = Dialect.get_or_raise(query.dialect)
+        self.tables = {rule.stored(t): t for t in catalog.tables}  # key -> stored spelling
         # an outer scope lists its correlated subqueries' columns again: judge each once
         self.seen: set[int] = set()
 
@@ -80,7 +139,7 @@ class _Names:
         unknown_tables = False
         for source in scope.sources.values():
             if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
-                if source.args.get("db") or self.catalog.table(source.name) is not None:
+                if source.args.get("db") or source.name in self.tables:
                     continue
                 unknown_tables = True
                 out.append(self._unknown(source.this, sorted(self.catalog.tables), "table"))
@@ -97,12 +156,12 @@ class _Names:
             self.seen.add(id(column))
             if column.args.get("db"):
                 continue
-            name = column.name.lower()
+            name = column.name
             qualifier = column.table
             if qualifier:
-                cols = columns.get(qualifier) or columns.get(qualifier.lower())
+                cols = columns.get(qualifier)
                 if cols is None:
-                    cols = outer.get(qualifier) or outer.get(qualifier.lower())
+                    cols = outer.get(qualifier)
                 if cols is None or name in cols:
                     continue
                 out.append(self._unknown(column.this, self._spelled(scope, qualifier, cols)))
@@ -121,13 +180,15 @@ class _Names:
     def _spelled(self, scope: Scope, source: str, lowered: set[str]) -> list[str]:
         """The source's columns in the database's spelling (derived tables: as selected)."""
         node = scope.sources.get(source)
-        if isinstance(node, exp.Table):
-            return self.catalog.columns(node.name)
+        if isinstance(node, exp.Table) and node.name in self.tables:
+            return list(self.catalog.tables[self.tables[node.name]])
         return sorted(lowered)
 
     def _unknown(
-        self, ident: exp.Identifier, candidates: list[str], kind: str = "column"
+        self, key: exp.Identifier, candidates: list[str], kind: str = "column"
     ) -> Finding:
+        ident = self.written.get(id(key), key)
+        assert isinstance(ident, exp.Identifier)
         start, end = self.query.span_of(ident, self.statement)
         close = _close(ident.name, candidates, FIX_SIMILARITY)
         hints = close or _close(ident.name, candidates, HINT_SIMILARITY)[:3]
@@ -143,7 +204,9 @@ class _Names:
         return Finding(code, Severity.WARNING, message, (start, end), fix=fix,
                        hint=hints[0] if hints else None)  # fmt: skip
 
-    def _ambiguous(self, column: exp.Column, owners: list[str]) -> Finding:
+    def _ambiguous(self, key: exp.Column, owners: list[str]) -> Finding:
+        column = self.written.get(id(key), key)
+        assert isinstance(column, exp.Column)
         start, end = self.query.span_of(column.this, self.statement)
         listed = ", ".join(f"{o}.{column.name}" for o in sorted(owners))
         message = (
@@ -152,11 +215,9 @@ class _Names:
         return Finding("SCH.AMBIGUOUS_COLUMN", Severity.WARNING, message, (start, end))
 
     def _identifier(self, name: str, quoted: bool) -> str:
-        folds = self.dialect.NORMALIZATION_STRATEGY in (
-            NormalizationStrategy.LOWERCASE, NormalizationStrategy.UPPERCASE
-        )
-        folded = self.dialect.normalize_identifier(exp.to_identifier(name)).name
-        ident = exp.to_identifier(name, quoted=quoted or (folds and folded != name))
+        """`name` as the client's dialect writes it, quoted when the database would otherwise
+        fold it away from its stored spelling."""
+        ident = exp.to_identifier(name, quoted=quoted or self.rule.needs_quotes(name))
         return ident.sql(dialect=self.dialect)
 
 
@@ -171,7 +232,7 @@ def _source_columns(scope: Scope, schema: MappingSchema) -> dict[str, set[str]] 
             return None
         if not cols or "*" in cols:
             return None
-        out[name] = {c.lower() for c in cols}
+        out[name] = set(cols)
     return out
 
 
@@ -189,7 +250,7 @@ def _select_aliases(scope: Scope) -> set[str]:
     node = scope.expression
     if not isinstance(node, exp.Select):
         return set()
-    return {s.alias.lower() for s in node.selects if isinstance(s, exp.Alias)}
+    return {s.alias for s in node.selects if isinstance(s, exp.Alias)}
 
 
 def _in_using(column: exp.Column) -> bool:
@@ -199,7 +260,7 @@ def _in_using(column: exp.Column) -> bool:
         return False
     for join in select.args.get("joins") or []:
         using = join.args.get("using") or []
-        if join.method == "NATURAL" or any(u.name.lower() == column.name.lower() for u in using):
+        if join.method == "NATURAL" or any(u.name == column.name for u in using):
             return True
     return False
 
