@@ -45,6 +45,10 @@ def name_codes(verdict: Verdict) -> list[str]:
         ('SELECT "orderid" FROM "OrderLines"', 'SELECT "OrderID" FROM "OrderLines"'),
         ('SELECT l."OrderID", quantity FROM "OrderLines" AS l',
          'SELECT l."OrderID", "Quantity" FROM "OrderLines" AS l'),
+        ('WITH t AS (SELECT "OrderID" AS "Id" FROM "OrderLines") SELECT "Id" FROM t', None),
+        ('WITH t AS (SELECT "OrderID" AS "Id" FROM "OrderLines") SELECT id FROM t',
+         'WITH t AS (SELECT "OrderID" AS "Id" FROM "OrderLines") SELECT "Id" FROM t'),
+        ('SELECT "OrderID" AS n FROM "OrderLines" ORDER BY N', None),
     ],
 )  # fmt: skip
 def test_postgres_quoted_names_are_exact_unquoted_ones_fold(text: str, fixed: str | None) -> None:
