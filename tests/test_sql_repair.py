@@ -153,3 +153,42 @@ def test_blank_aggregates(text: str, blank: set[int]) -> None:
     import sqlglot
 
     assert blank_aggregates(sqlglot.parse_one(text)) == frozenset(blank)
+
+
+def test_http_query_repairs_sql_and_reads_the_repair_settings(tmp_path: Path) -> None:
+    """`/v1/query` with `language: "sql"` on the embedded Northwind: a speculative fix is
+    suggested, applied with the request's question; `[repair] enabled = false` turns it off."""
+    import json
+
+    import aiohttp
+
+    from proxy.runner import ProxyThread
+
+    async def post(base: str, body: dict[str, Any]) -> Any:
+        async with aiohttp.ClientSession() as session, session.post(
+            base + "/v1/query", json=body
+        ) as r:
+            assert r.status == 200, await r.text()
+            return json.loads(await r.text())
+
+    text = "SELECT companyName FROM customers WHERE contactName = 'Anders'"
+    for repair in ({}, {"enabled": False}):
+        config = parse_config({
+            "server": {"bolt": "", "http": "127.0.0.1:0", "data_dir": str(tmp_path)},
+            "audit": {"path": str(tmp_path / "audit.jsonl")}, "repair": repair,
+        })  # fmt: skip
+        with ProxyThread(config) as proxy:
+            base = f"http://127.0.0.1:{proxy.server.http.port}"
+            plain = _run(post(base, {"language": "sql", "query": text}))
+            asked = _run(post(base, {"language": "sql", "query": text,
+                                     "question": "Where does Anders work?"}))  # fmt: skip
+        codes_plain = [f["code"] for f in plain["queryGuard"]["findings"]]
+        assert plain["rows"] == []
+        if repair:
+            assert asked["rows"] == [] and "attempts" not in asked["queryGuard"]
+            assert "REPAIR.SUGGESTED" not in codes_plain
+            continue
+        assert "REPAIR.SUGGESTED" in codes_plain
+        assert asked["rows"] == [["Alfreds Futterkiste"]]
+        assert "'Maria Anders'" in asked["query"]
+        assert [a["outcome"] for a in asked["queryGuard"]["attempts"]][-1] == "rows"
