@@ -33,13 +33,15 @@ def ask(
     text: str,
     settings: RepairSettings | None = None,
     question: str | None = None,
+    params: dict[str, Any] | None = None,
 ) -> QueryResult:
     async def go() -> QueryResult:
         guard = build_guard(parse_config({}), entry_points=False)
         sql = SqlService(guard, db.backend, settings)
         service = QueryService(guard, None, sql=sql)
         try:
-            return await service.run(text, front="test", language="sql", question=question)
+            return await service.run(text, params, front="test", language="sql",
+                                     question=question)  # fmt: skip
         finally:
             await sql.close()
 
@@ -68,6 +70,14 @@ def test_a_literal_in_the_wrong_case_is_fixed_and_reported(database: Database) -
     assert [a["outcome"] for a in result.attempts] == ["empty", "rows"]
     assert [a["source"] for a in result.attempts] == ["client", "grounding"]
     assert "REPAIR.SUGGESTED" not in codes(result)
+
+
+def test_a_named_parameter_is_grounded_like_a_literal(database: Database) -> None:
+    result = ask(database, "SELECT companyname FROM customers WHERE country = :country",
+                 params={"country": "germany"})  # fmt: skip
+    assert sorted(r[0] for r in rows(result)) == sorted(GERMAN)
+    assert "'Germany'" in result.query and ":country" not in result.query
+    assert "ENT.LITERAL" in codes(result)
 
 
 def test_an_empty_count_is_an_empty_answer(database: Database) -> None:
@@ -192,3 +202,32 @@ def test_http_query_repairs_sql_and_reads_the_repair_settings(tmp_path: Path) ->
         assert asked["rows"] == [["Alfreds Futterkiste"]]
         assert "'Maria Anders'" in asked["query"]
         assert [a["outcome"] for a in asked["queryGuard"]["attempts"]][-1] == "rows"
+
+
+@pytest.mark.parametrize(
+    ("text", "bound"),
+    [
+        ("SELECT a FROM customers WHERE country = 'x'", ["customers.country='x'"]),
+        ("SELECT c.a FROM customers AS c JOIN orders AS o ON o.id = c.id "
+         "WHERE 'x' = c.city AND o.shipcity = 'y'",
+         ["customers.city='x'", "orders.shipcity='y'"]),
+        # unqualified, in both joined tables: which one is meant is not known
+        ("SELECT 1 FROM customers JOIN orders ON true WHERE city = 'x'", []),
+        # a CTE's column is not a table's: nothing to probe
+        ("WITH t AS (SELECT city AS c FROM customers) SELECT * FROM t WHERE c = 'x'", []),
+        ("SELECT a FROM customers WHERE country = 'x' AND country = 'x' AND city <> 'z'",
+         ["customers.country='x'"]),
+    ],
+)  # fmt: skip
+def test_bindings(text: str, bound: list[str]) -> None:
+    import sqlglot
+
+    from proxy.sql.catalog import SqlCatalog
+    from proxy.sql.grounding import extract_bindings
+
+    catalog = SqlCatalog.from_text(
+        "customers(id integer, a text, city text, country text); orders(id integer, city text, "
+        "shipcity text)"
+    )
+    found = extract_bindings(sqlglot.parse_one(text), catalog)
+    assert [f"{b.where}='{b.value}'" for b in found] == bound

@@ -2,8 +2,9 @@
 when a SQL read returns nothing, the string literals it compares columns with are checked
 against what the table stores.
 
-A *binding* is `column = 'literal'` (either side) on a column of a real table of the query
-(qualified, or unqualified with exactly one table of its SELECT having it). Two probes per
+A *binding* is `column = 'literal'` (either side; a named parameter `:name` whose value is a
+string counts, and a fix writes the stored value in its place) on a column of a real table of
+the query (qualified, or unqualified with exactly one table of its SELECT having it). Two probes per
 binding, built as sqlglot trees and written in the backend's dialect: does the exact value
 exist (`SELECT 1 … WHERE col = 'v' LIMIT 1`)? if not, which distinct stored values contain the
 literal's longest word, case-insensitively (`lower(CAST(col AS TEXT)) LIKE '%word%'`)?
@@ -17,7 +18,7 @@ Exactly one stored value equal to the literal but for case is a **safe** fix ('g
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,39 +79,58 @@ def sql_literal(value: Any, dialect: str) -> str:
 
 
 def extract_bindings(
-    tree: exp.Expression, catalog: SqlCatalog | None, limit: int = MAX_BINDINGS
+    tree: exp.Expression,
+    catalog: SqlCatalog | None,
+    params: Mapping[str, Any] | None = None,
+    limit: int = MAX_BINDINGS,
 ) -> list[SqlBinding]:
     """The first `limit` distinct string equalities on table columns, in source order."""
     tables = _column_tables(tree, catalog)
     out: list[SqlBinding] = []
     seen: set[tuple[str, str, str]] = set()
     for index, eq in enumerate(tree.find_all(exp.EQ)):
-        pair = _column_and_string(eq)
+        pair = _column_and_string(eq, params)
         if pair is None:
             continue
-        column, literal = pair
+        column, node, value = pair
         table = tables.get(id(column))
         if table is None:
             continue
-        key = (table.name.lower(), column.name.lower(), literal.this)
+        key = (table.name.lower(), column.name.lower(), value)
         if key in seen:
             continue
         seen.add(key)
-        span = _span(literal)
-        out.append(SqlBinding(index, table, column.this, literal.this, span))
+        out.append(SqlBinding(index, table, column.this, value, _span(node)))
     out.sort(key=lambda b: b.span)
     return out[:limit]
 
 
-def _column_and_string(eq: exp.EQ) -> tuple[exp.Column, exp.Literal] | None:
+def _column_and_string(
+    eq: exp.EQ, params: Mapping[str, Any] | None = None
+) -> tuple[exp.Column, exp.Expression, str] | None:
+    """(column, the literal or parameter node, its string value) of `col = 'x'` / `col = :p`."""
+    sides = _sides(eq)
+    if sides is None:
+        return None
+    column, value = sides
+    if isinstance(value, exp.Literal):
+        return column, value, str(value.this)
+    found = params.get(value.name) if isinstance(params, Mapping) and value.name else None
+    return (column, value, found) if isinstance(found, str) else None
+
+
+def _sides(eq: exp.Expression) -> tuple[exp.Column, exp.Expression] | None:
+    """The column and the string literal or placeholder it is compared with."""
+    if not isinstance(eq, exp.EQ):
+        return None
     left, right = eq.this, eq.expression
-    if isinstance(right, exp.Column) and isinstance(left, exp.Literal):
+    if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
         left, right = right, left
     if not (isinstance(left, exp.Column) and isinstance(left.this, exp.Identifier)):
         return None
-    if not (isinstance(right, exp.Literal) and right.is_string):
-        return None
-    return left, right
+    if (isinstance(right, exp.Literal) and right.is_string) or isinstance(right, exp.Placeholder):
+        return left, right
+    return None
 
 
 def _column_tables(tree: exp.Expression, catalog: SqlCatalog | None) -> dict[int, exp.Table]:
@@ -157,7 +177,7 @@ def with_fixes(tree: exp.Expression, fixes: Sequence[SqlLiteralFix], dialect: st
     out = tree.copy()
     eqs = list(out.find_all(exp.EQ))
     for fix in fixes:
-        pair = _column_and_string(eqs[fix.binding.eq_index])
+        pair = _sides(eqs[fix.binding.eq_index])
         if pair is not None:
             pair[1].replace(exp.Literal.string(fix.value))
     return out.sql(dialect=dialect)
@@ -170,7 +190,7 @@ def relax_case(tree: exp.Expression, bindings: Sequence[SqlBinding], dialect: st
     out = tree.copy()
     eqs = list(out.find_all(exp.EQ))
     for b in bindings:
-        pair = _column_and_string(eqs[b.eq_index])
+        pair = _sides(eqs[b.eq_index])
         if pair is None:
             continue
         column, literal = pair

@@ -20,7 +20,7 @@ not repaired (the database's message tells the client what is wrong).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -103,8 +103,10 @@ class SqlRepairLoop:
         render: Render,
         run: Run,
         question: str | None = None,
+        params: Mapping[str, Any] | Sequence[Any] | None = None,
     ) -> None:
         self.settings = settings
+        self.params = params if isinstance(params, Mapping) else None  # named ones bind
         self.dialect, self.backend_dialect, self.catalog = dialect, backend_dialect, catalog
         self.check, self.render, self.run_text = check, render, run
         self.opted_in = question is not None or settings.speculative == "apply"
@@ -123,7 +125,7 @@ class SqlRepairLoop:
         first = await self.execute(query, text, "client", None, max_rows)
         if first.attempt.outcome != EMPTY or not self.settings.enabled or tree is None:
             return self.outcome(first, first.attempt.outcome)
-        bindings = extract_bindings(tree, self.catalog)
+        bindings = extract_bindings(tree, self.catalog, self.params)
         if not bindings:
             return self.outcome(first, "nothing to repair")
         fixes: list[SqlLiteralFix] = []

@@ -91,7 +91,7 @@ class SqlService:
         repair = SqlRepairLoop(
             self.repair, dialect=self.guard.ctx.settings.sql_dialect,
             backend_dialect=backend.dialect, catalog=self.guard.ctx.sql_schema,
-            check=check, render=render, run=run, question=question,
+            check=check, render=render, run=run, question=question, params=params,
         )  # fmt: skip
         return await repair.run(verdict.to_run, await render(verdict), max_rows)
 
