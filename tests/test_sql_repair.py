@@ -80,6 +80,16 @@ def test_a_named_parameter_is_grounded_like_a_literal(database: Database) -> Non
     assert "ENT.LITERAL" in codes(result)
 
 
+def test_literals_in_an_in_list_are_grounded(database: Database) -> None:
+    correct = rows(ask(database, "SELECT companyname FROM customers "
+                                 "WHERE country IN ('Germany', 'France') ORDER BY 1"))  # fmt: skip
+    result = ask(database, "SELECT companyname FROM customers "
+                           "WHERE country IN ('germany', 'FRANCE') ORDER BY 1")  # fmt: skip
+    assert rows(result) == correct and len(correct) > len(GERMAN)
+    assert "IN ('Germany', 'France')" in result.query
+    assert codes(result).count("ENT.LITERAL") == 2
+
+
 def test_an_empty_count_is_an_empty_answer(database: Database) -> None:
     result = ask(database, "SELECT count(*) FROM customers WHERE city = 'BERLIN'")
     assert rows(result) == [[1]]
@@ -217,6 +227,10 @@ def test_http_query_repairs_sql_and_reads_the_repair_settings(tmp_path: Path) ->
         ("WITH t AS (SELECT city AS c FROM customers) SELECT * FROM t WHERE c = 'x'", []),
         ("SELECT a FROM customers WHERE country = 'x' AND country = 'x' AND city <> 'z'",
          ["customers.country='x'"]),
+        ("SELECT a FROM customers WHERE country IN ('x', 1, 'y')",
+         ["customers.country='x'", "customers.country='y'"]),
+        # negated: an empty answer is not about a misspelt value
+        ("SELECT a FROM customers WHERE NOT country = 'x' AND country NOT IN ('y')", []),
     ],
 )  # fmt: skip
 def test_bindings(text: str, bound: list[str]) -> None:

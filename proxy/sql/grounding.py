@@ -41,10 +41,13 @@ Probe = Callable[[str], Awaitable[list[list[Any]]]]
 
 @dataclass(frozen=True, eq=False)
 class SqlBinding:
-    """`column = 'value'` on a real table: the EQ node's index (`tree.find_all(exp.EQ)` order,
-    the same in a copy of the tree), the table and column as the query names them."""
+    """`column = 'value'` (or one value of `column IN (…)`) on a real table: the comparison's
+    index in `tree.find_all(exp.EQ, exp.In)` order (the same in a copy of the tree), the
+    value's position in an IN list (-1 for `=`), the table and column as the query names
+    them."""
 
-    eq_index: int
+    node_index: int
+    item: int
     table: exp.Table
     column: exp.Identifier
     value: str
@@ -88,49 +91,67 @@ def extract_bindings(
     tables = _column_tables(tree, catalog)
     out: list[SqlBinding] = []
     seen: set[tuple[str, str, str]] = set()
-    for index, eq in enumerate(tree.find_all(exp.EQ)):
-        pair = _column_and_string(eq, params)
-        if pair is None:
+    for index, node in enumerate(tree.find_all(exp.EQ, exp.In)):
+        targets = _targets(node)
+        if targets is None:
             continue
-        column, node, value = pair
+        column, values = targets
         table = tables.get(id(column))
         if table is None:
             continue
-        key = (table.name.lower(), column.name.lower(), value)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(SqlBinding(index, table, column.this, value, _span(node)))
+        for item, value_node in values:
+            value = _string(value_node, params)
+            key = (table.name.lower(), column.name.lower(), value or "")
+            if value is None or key in seen:
+                continue
+            seen.add(key)
+            out.append(SqlBinding(index, item, table, column.this, value, _span(value_node)))
     out.sort(key=lambda b: b.span)
     return out[:limit]
 
 
-def _column_and_string(
-    eq: exp.EQ, params: Mapping[str, Any] | None = None
-) -> tuple[exp.Column, exp.Expression, str] | None:
-    """(column, the literal or parameter node, its string value) of `col = 'x'` / `col = :p`."""
-    sides = _sides(eq)
-    if sides is None:
-        return None
-    column, value = sides
-    if isinstance(value, exp.Literal):
-        return column, value, str(value.this)
-    found = params.get(value.name) if isinstance(params, Mapping) and value.name else None
-    return (column, value, found) if isinstance(found, str) else None
+def _string(node: exp.Expression, params: Mapping[str, Any] | None) -> str | None:
+    """A string literal's text, or a named parameter's string value."""
+    if isinstance(node, exp.Literal):
+        return str(node.this)
+    found = params.get(node.name) if isinstance(params, Mapping) and node.name else None
+    return found if isinstance(found, str) else None
 
 
-def _sides(eq: exp.Expression) -> tuple[exp.Column, exp.Expression] | None:
-    """The column and the string literal or placeholder it is compared with."""
-    if not isinstance(eq, exp.EQ):
+def _targets(
+    node: exp.Expression,
+) -> tuple[exp.Column, list[tuple[int, exp.Expression]]] | None:
+    """`col = v` / `v = col` / `col IN (v, …)` (not negated): the column and its string
+    literals or placeholders, each with its position (-1: the EQ's one side)."""
+    if isinstance(node.parent, exp.Not):
         return None
-    left, right = eq.this, eq.expression
+    if isinstance(node, exp.In):
+        column = node.this
+        if node.args.get("query") or not _is_column(column):
+            return None
+        values = [(i, e) for i, e in enumerate(node.expressions) if _is_value(e)]
+        return (column, values) if values else None
+    left, right = node.this, node.expression
     if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
         left, right = right, left
-    if not (isinstance(left, exp.Column) and isinstance(left.this, exp.Identifier)):
+    if not (_is_column(left) and _is_value(right)):
         return None
-    if (isinstance(right, exp.Literal) and right.is_string) or isinstance(right, exp.Placeholder):
-        return left, right
-    return None
+    return left, [(-1, right)]
+
+
+def _is_column(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier)
+
+
+def _is_value(node: exp.Expression) -> bool:
+    return (isinstance(node, exp.Literal) and node.is_string) or isinstance(node, exp.Placeholder)
+
+
+def _value_node(node: exp.Expression, item: int) -> exp.Expression | None:
+    targets = _targets(node)
+    if targets is None:
+        return None
+    return next((v for i, v in targets[1] if i == item), None)
 
 
 def _column_tables(tree: exp.Expression, catalog: SqlCatalog | None) -> dict[int, exp.Table]:
@@ -175,28 +196,33 @@ def _span(node: exp.Expression) -> tuple[int, int]:
 def with_fixes(tree: exp.Expression, fixes: Sequence[SqlLiteralFix], dialect: str) -> str:
     """The query with each fix's literal replaced by the stored value."""
     out = tree.copy()
-    eqs = list(out.find_all(exp.EQ))
+    nodes = list(out.find_all(exp.EQ, exp.In))
     for fix in fixes:
-        pair = _sides(eqs[fix.binding.eq_index])
-        if pair is not None:
-            pair[1].replace(exp.Literal.string(fix.value))
+        value = _value_node(nodes[fix.binding.node_index], fix.binding.item)
+        if value is not None:
+            value.replace(exp.Literal.string(fix.value))
     return out.sql(dialect=dialect)
 
 
 def relax_case(tree: exp.Expression, bindings: Sequence[SqlBinding], dialect: str) -> str | None:
-    """`col = 'x'` -> `lower(col) = lower('x')` for every binding; None without one."""
+    """`col = 'x'` -> `lower(col) = lower('x')` (and `lower(col) IN (lower('x'), …)`) for
+    every binding's comparison; None without one."""
     if not bindings:
         return None
     out = tree.copy()
-    eqs = list(out.find_all(exp.EQ))
-    for b in bindings:
-        pair = _sides(eqs[b.eq_index])
-        if pair is None:
+    nodes = list(out.find_all(exp.EQ, exp.In))
+    for index in sorted({b.node_index for b in bindings}):
+        node = nodes[index]
+        targets = _targets(node)
+        if targets is None:
             continue
-        column, literal = pair
-        eqs[b.eq_index].replace(
-            exp.EQ(this=exp.Lower(this=column.copy()), expression=exp.Lower(this=literal.copy()))
-        )
+        column = exp.Lower(this=targets[0].copy())
+        if isinstance(node, exp.In):
+            items = [exp.Lower(this=e.copy()) if _is_value(e) else e.copy()
+                     for e in node.expressions]  # fmt: skip
+            node.replace(exp.In(this=column, expressions=items))
+        else:
+            node.replace(exp.EQ(this=column, expression=exp.Lower(this=targets[1][0][1].copy())))
     return out.sql(dialect=dialect)
 
 
