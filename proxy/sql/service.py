@@ -56,17 +56,6 @@ class SqlService:
         query = SqlQuery.parse(verdict.to_run, self.guard.ctx.settings.sql_dialect)
         return query.emit(self.backend.dialect)
 
-    async def execute(
-        self, verdict: Verdict, params: Params, max_rows: int
-    ) -> tuple[str, list[str], list[list[Any]]]:
-        if self.backend is None:
-            raise BackendError("no SQL database is configured ([backend] sql = \"off\")")
-        await self.ready()
-        loop = asyncio.get_running_loop()
-        text = await loop.run_in_executor(None, self.judged_text, verdict)
-        fields, rows = await self.backend.run(text, params, max_rows)
-        return text, fields, rows
-
     async def run(
         self, verdict: Verdict, params: Params, max_rows: int, question: str | None = None
     ) -> SqlOutcome:
