@@ -20,6 +20,7 @@ from proxy.errors import ConfigError
 from proxy.metrics import Metrics, fan_out
 from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
+from proxy.repair.model import RepairSettings
 from proxy.repair.repairer import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
@@ -109,7 +110,7 @@ class ProxyServer:
             self.guard.warm_up()  # the first client query must not pay for building parsers
             self.sql = SqlService(self.guard, make_sql_backend(
                 str(self.config.backend["sql"]), str(self.config.server["data_dir"])
-            ))  # started on the first SQL query  # fmt: skip
+            ), RepairSettings.from_config(self.config.repair))  # started on first use  # fmt: skip
             self.source.start(self.guard, self._found_schema)
             log.info("schema: %s", self.schema_source)
             await self._start_frontends()

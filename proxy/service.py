@@ -97,7 +97,7 @@ class QueryService:
         read_access: bool = False,
     ) -> QueryResult:
         """Guard and run `text` (in `tx`, an open backend transaction, when given); `language`
-        "sql" runs on the SQL backend instead (no repair loop, no transaction). With
+        "sql" runs on the SQL backend instead (its own repair loop, no transaction). With
         `read_access` (Neo4j's `accessMode: Read`) a statement that writes is refused."""
         params = dict(parameters or {})
         started = time.perf_counter()
@@ -117,7 +117,7 @@ class QueryService:
                     return QueryResult(verdict, error=BackendError(message, ACCESS_MODE))
                 return QueryResult(verdict)
             if language == "sql":
-                result = await self._execute_sql(verdict, params, max_rows, event)
+                result = await self._execute_sql(verdict, params, max_rows, event, question)
             else:
                 result = await self._execute(
                     verdict, params, question, database, max_rows, event, tx
@@ -131,18 +131,27 @@ class QueryService:
                 self.on_query(event)
 
     async def _execute_sql(
-        self, verdict: Verdict, params: dict[str, Any], max_rows: int, event: dict[str, Any]
+        self,
+        verdict: Verdict,
+        params: dict[str, Any],
+        max_rows: int,
+        event: dict[str, Any],
+        question: str | None = None,
     ) -> QueryResult:
         started = time.perf_counter()
         try:
             if self.sql is None:
                 raise BackendError("no SQL database behind this front")
-            ran, fields, rows = await self.sql.execute(verdict, params, max_rows)
+            outcome = await self.sql.run(verdict, params, max_rows, question)
         except BackendError as exc:
             event["backend_ms"] = _ms(started)
             return QueryResult(verdict, error=exc, query=verdict.to_run)
         event["backend_ms"] = _ms(started)
-        return QueryResult(verdict, fields, rows[:max_rows], len(rows) > max_rows, None, [], ran)
+        chosen, verdict = outcome.chosen, outcome.verdict(verdict)
+        attempts = [a.to_dict() for a in outcome.attempts] if len(outcome.attempts) > 1 else []
+        rows = chosen.rows
+        return QueryResult(verdict, chosen.fields, rows[:max_rows], len(rows) > max_rows,
+                           chosen.error, attempts, chosen.ran)  # fmt: skip
 
     async def _execute(
         self,
