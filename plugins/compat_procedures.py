@@ -120,7 +120,8 @@ def _show_commands(query: CypherQuery, catalog: SchemaCatalog) -> list[Finding]:
         if show.executable_by not in (None, "CURRENT USER"):
             continue
         columns, rows = SHOW_COMMANDS[show.target]
-        listed = [r for r in rows(catalog) if shown(show.kind)(r)]
+        keep = shown(show.kind)
+        listed = [r for r in rows(catalog) if keep(r)]
         try:
             edit = show_edit(query, show, columns, listed)
         except UnknownColumn as exc:
