@@ -7,6 +7,7 @@ RETURN and the kind filters (`SHOW VECTOR INDEXES`) work as on Neo4j; langchain-
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import time
@@ -22,9 +23,10 @@ from langchain_neo4j import Neo4jGraph
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
 from proxy.backends.embedded import EmbeddedFalkorDB
 from proxy.cli import main as query_guard
-from proxy.compat.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS
+from proxy.compat.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS, neo4j_row
 from proxy.config import parse_config
 from proxy.runner import ProxyThread
+from proxy.schema import SchemaCatalog
 
 AUTH = ("neo4j", "anything")
 PASSWORD_ENV = "QG_TEST_COMPAT_INDEXES_ARCADEDB_PASSWORD"
@@ -229,3 +231,18 @@ def test_show_indexes_and_constraints_on_arcadedb_are_its_own(
         ]
     finally:
         proxy.stop()
+
+
+def test_a_bolt_backend_row_keeps_what_json_holds() -> None:
+    """Neo4j's `lastRead` is a date-time: the catalog (saved as JSON) keeps it as null and
+    every other column as the database gave it; a missing column is null."""
+    read = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    row = {"id": 3, "name": "index_1", "type": "RANGE", "properties": ["name"], "lastRead": read}
+    kept = neo4j_row(row, INDEX_COLUMNS)
+    assert list(kept) == list(INDEX_COLUMNS)
+    assert kept["lastRead"] is None and kept["state"] is None
+    assert {k: kept[k] for k in ("id", "name", "type", "properties")} == {
+        k: row[k] for k in ("id", "name", "type", "properties")
+    }
+    catalog = SchemaCatalog.from_dict({"nodes": {}, "relationships": [], "indexes": [kept]})
+    assert json.loads(json.dumps(catalog.to_dict()))["indexes"] == [kept]

@@ -44,8 +44,8 @@ async def discover_indexes(backend: Backend) -> dict[str, list[Row]]:
     if indexes is not None:
         constraints = await _rows(backend, "SHOW CONSTRAINTS") or []
         return {
-            "indexes": [_neo4j_row(r, INDEX_COLUMNS) for r in indexes],
-            "constraints": [_neo4j_row(r, CONSTRAINT_COLUMNS) for r in constraints],
+            "indexes": [neo4j_row(r, INDEX_COLUMNS) for r in indexes],
+            "constraints": [neo4j_row(r, CONSTRAINT_COLUMNS) for r in constraints],
         }
     return {
         "indexes": falkordb_indexes(await _rows(backend, "CALL db.indexes()") or []),
@@ -65,7 +65,8 @@ async def _rows(backend: Backend, query: str) -> list[Row] | None:
     return [dict(zip(stream.keys, row, strict=False)) for row in rows]
 
 
-def _neo4j_row(row: Row, columns: Iterable[str]) -> Row:
+def neo4j_row(row: Row, columns: Iterable[str]) -> Row:
+    """A Bolt backend's SHOW row: its value of each column, null when JSON cannot hold it."""
     return {c: _plain(row.get(c)) for c in columns}
 
 
