@@ -13,24 +13,33 @@ Served (`[compat] procedures = "proxy"`, the default): `dbms.components`, `db.la
 `db.schema.nodeTypeProperties`, `db.schema.relTypeProperties`, `apoc.meta.data`,
 `apoc.meta.schema`, `apoc.meta.graph`, `apoc.meta.subGraph`, `apoc.meta.stats`,
 `apoc.schema.nodes`, `apoc.schema.relationships`, and `SHOW CONSTRAINTS | INDEXES |
-PROCEDURES | FUNCTIONS` (with YIELD / ORDER BY / SKIP / LIMIT / WHERE / RETURN) — Neo4j's
-column names and value shapes (see `proxy.compat.procedures`).
+PROCEDURES | FUNCTIONS` (with YIELD / ORDER BY / SKIP / LIMIT / WHERE / RETURN; a kind such as
+`SHOW VECTOR INDEXES` lists that kind) — Neo4j's column names and value shapes (see
+`proxy.compat.procedures`). Indexes and constraints are those discovery read from the
+database (FalkorDB `db.indexes()` / `db.constraints()`, a Bolt backend's own SHOW; see
+`proxy.compat.indexes`), e.g. on FalkorDB after `CREATE INDEX FOR (p:Person) ON (p.name)`:
+
+    SHOW INDEXES YIELD name, type, labelsOrTypes, properties
+    → name 'range_Person_name', type 'RANGE', labelsOrTypes ['Person'], properties ['name']
 In a statement that calls one, `apoc.any.property(x, 'k')` becomes `(x).k` and
 `apoc.any.properties(x)` becomes `properties(x)`. With `[compat] schema_statements =
 "acknowledge"`, `CREATE INDEX|CONSTRAINT … IF NOT EXISTS` is answered with an empty result.
 
 Codes: `COMPAT.PROCEDURE` (info: the call was answered by the proxy; error: it yields a column
-the procedure does not have), `COMPAT.SCHEMA_STATEMENT` (info: acknowledged, not run).
+the procedure does not have), `COMPAT.SCHEMA_STATEMENT` (info: acknowledged, not run; error,
+beside `SEC.WRITE`, on a read-only endpoint with the default `"error"`: how to acknowledge it).
 """
 
 from __future__ import annotations
 
+from proxy.compat.indexes import shown
 from proxy.compat.procedures import PROCEDURES, SHOW_COMMANDS
 from proxy.compat.rewrite import ROW, UnknownColumn, any_property_edits, call_edit, show_edit
-from proxy.compat.served import acknowledged
+from proxy.compat.served import acknowledged, idempotent
 from proxy.context import GuardContext
 from proxy.cypher import ast
 from proxy.cypher.query import CypherQuery
+from proxy.cypher.statement import is_explain
 from proxy.hookspecs import hookimpl
 from proxy.model import Edit, Finding, Severity
 from proxy.schema import SchemaCatalog
@@ -111,8 +120,10 @@ def _show_commands(query: CypherQuery, catalog: SchemaCatalog) -> list[Finding]:
         if show.executable_by not in (None, "CURRENT USER"):
             continue
         columns, rows = SHOW_COMMANDS[show.target]
+        keep = shown(show.kind)
+        listed = [r for r in rows(catalog) if keep(r)]
         try:
-            edit = show_edit(query, show, columns, rows(catalog))
+            edit = show_edit(query, show, columns, listed)
         except UnknownColumn as exc:
             out.append(_unknown_column(f"SHOW {show.target}", columns, exc, show.span))
             continue
@@ -121,15 +132,31 @@ def _show_commands(query: CypherQuery, catalog: SchemaCatalog) -> list[Finding]:
 
 
 def _schema_statements(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
-    return [
-        Finding(
-            "COMPAT.SCHEMA_STATEMENT",
-            Severity.INFO,
-            f"{node.kind} … IF NOT EXISTS acknowledged without running it "
-            "([compat] schema_statements)",
-            node.span,
-            fix=(Edit(node.span[0], node.span[1], f"UNWIND [] AS {ROW} RETURN {ROW}"),),
-        )
-        for node in query.find(ast.SchemaCommand)
-        if acknowledged(query, node, ctx)
-    ]
+    """Acknowledged `CREATE … IF NOT EXISTS` (info, answered empty); on a read-only endpoint
+    with the default `"error"`, an error beside `SEC.WRITE` saying how to acknowledge it."""
+    out = []
+    for node in query.find(ast.SchemaCommand):
+        if acknowledged(query, node, ctx):
+            out.append(
+                Finding(
+                    "COMPAT.SCHEMA_STATEMENT",
+                    Severity.INFO,
+                    f"{node.kind} … IF NOT EXISTS acknowledged without running it "
+                    "([compat] schema_statements)",
+                    node.span,
+                    fix=(Edit(node.span[0], node.span[1], f"UNWIND [] AS {ROW} RETURN {ROW}"),),
+                )
+            )
+        elif ctx.settings.read_only and not is_explain(query) and idempotent(query, node):
+            out.append(
+                Finding(
+                    "COMPAT.SCHEMA_STATEMENT",
+                    Severity.ERROR,
+                    f"{node.kind} … IF NOT EXISTS is not run: this endpoint is read-only",
+                    node.span,
+                    hint='the operator can set [compat] schema_statements = "acknowledge" to '
+                    "answer it with an empty result; a client that only ensures the index or "
+                    "constraint exists can also stop sending it",
+                )
+            )
+    return out

@@ -27,6 +27,13 @@ includes the enclosing chain's steps before the nesting step).
   when the schema catalog declares an `id` property for that label. Active without a
   `[gremlin.similarity]` table; P1-P3 need it.
 
+Filters inside `where(...)`, `filter(...)`, `and(...)` and `local(...)` count where they hang
+(`bothE(e).where(__.has(score, P.gte(0.9)))` has its threshold; so has `in('hasReason')
+.where(__.has('createdAt', …))` its window), and a similarity step inside `local(...)`,
+`map(...)` or `flatMap(...)` is followed into the enclosing chain's later steps
+(`local(__.bothE(e)).has(score, …).otherV()`); a `where(...)` body's is not (the walk goes on
+from the vertex it filtered).
+
 Severity: a violation the rule fixes is a warning (the rewritten walk runs); one the
 configuration does not let it fix is an **error** — SEGRA's verifier rejects such plans, and
 the message tells the LLM the exact fix. A threshold written after the vertex step
@@ -59,6 +66,8 @@ VERTEX_STEPS = frozenset({"both", "out", "in"})
 LEAVE_EDGE = frozenset({"otherV", "inV", "outV", "bothV"})
 MOVES = EDGE_STEPS | VERTEX_STEPS | LEAVE_EDGE | {"V", "E"}
 _LOWER_BOUNDS = frozenset({"gte", "gt", "between", "inside", "eq"})
+_CONTINUES = frozenset({"local", "map", "flatMap"})
+_FILTERS_INSIDE = frozenset({"where", "filter", "and", "local"})  # a has() inside filters too
 
 
 @hookimpl
@@ -68,36 +77,45 @@ def guard_gremlin(traversal: GremlinQuery, ctx: GuardContext) -> list[Finding]:
     if sim is None:
         return findings
     root = traversal.traversal
-    for prior, chain, is_root in _chains(root):
+    for prior, chain, cont, is_root in _chains(root):
         returns_seen: set[int] = set()
         for i, step in enumerate(chain):
             labels = string_args(step) or []
             if step.name not in EDGE_STEPS | VERTEX_STEPS or not set(labels) & sim.labels:
                 continue
-            findings += _threshold(traversal, chain, i, labels, sim)
+            findings += _threshold(traversal, chain, cont, i, labels, sim)
             findings += _bracket(chain, i, prior, labels, sim, anchored=is_root)
-            findings += _window(traversal, chain, i, labels, sim, returns_seen)
+            findings += _window(traversal, chain + cont, i, labels, sim, returns_seen)
     return findings
 
 
-def _chains(root: Traversal) -> Iterator[tuple[list[Step], list[Step], bool]]:
-    """(steps that ran before the chain, the chain, is it the root's) for every chain."""
-    stack: list[tuple[list[Step], Traversal]] = [([], root)]
+def _chains(root: Traversal) -> Iterator[tuple[list[Step], list[Step], list[Step], bool]]:
+    """(steps that ran before the chain, the chain, the steps its output continues into, is
+    it the root's) for every chain. A `local(...)` / `map(...)` / `flatMap(...)` body's output
+    continues into the enclosing chain's later steps; a `where(...)` body's does not (the
+    walk goes on from the vertex it filtered)."""
+    stack: list[tuple[list[Step], list[Step], Traversal]] = [([], [], root)]
     while stack:
-        prior, t = stack.pop()
+        prior, cont, t = stack.pop()
         chain = t.all_steps
-        yield prior, chain, t is root
+        yield prior, chain, cont, t is root
         for i, step in enumerate(chain):
-            stack.extend((prior + chain[:i], n) for n in nested_traversals(step))
+            after = chain[i + 1 :] + cont if step.name in _CONTINUES else []
+            stack.extend((prior + chain[:i], after, n) for n in nested_traversals(step))
         for step in t.source:
-            stack.extend(([], n) for n in nested_traversals(step))
+            stack.extend(([], [], n) for n in nested_traversals(step))
 
 
 # ---------------------------------------------------------------- P2 threshold
 
 
 def _threshold(
-    q: GremlinQuery, chain: list[Step], i: int, labels: list[str], sim: SimilaritySettings
+    q: GremlinQuery,
+    chain: list[Step],
+    cont: list[Step],
+    i: int,
+    labels: list[str],
+    sim: SimilaritySettings,
 ) -> list[Finding]:
     score = sim.score_property
     if not score:
@@ -120,7 +138,7 @@ def _threshold(
                 fix,
             )
         ]
-    for later in chain[i + 1 :]:
+    for later in chain[i + 1 :] + cont:
         if later.name in MOVES:
             moved = _threshold_on_vertex(q, chain, i, score)
             if moved is not None:
@@ -180,8 +198,24 @@ def _threshold_on_vertex(
     return None
 
 
+def _inside(step: Step) -> Iterator[Step]:
+    """The steps of `where(...)` / `filter(...)` / `and(...)` / `local(...)` bodies up to their
+    first move: filters there filter the step they hang on."""
+    if step.name in _FILTERS_INSIDE:
+        for t in nested_traversals(step):
+            for s in t.all_steps:
+                if s.name in MOVES:
+                    break
+                yield s
+
+
 def _score_bound(step: Step, score: str) -> object:
-    """The lower bound a `has(score, …)` filter sets (True when it has no literal one)."""
+    """The lower bound a `has(score, …)` filter sets (True when it has no literal one), also
+    inside `where(...)` / `local(...)`."""
+    for inner in _inside(step):
+        bound = _score_bound(inner, score)
+        if bound is not None:
+            return bound
     if step.name != "has" or len(step.args) != 2:
         return None
     key, value = step.args
@@ -303,6 +337,8 @@ def _window(
 
 
 def _window_filter(step: Step, prop: str) -> bool:
+    if any(_window_filter(inner, prop) for inner in _inside(step)):
+        return True
     if step.name != "has" or len(step.args) not in (2, 3):
         return False
     key = step.args[-2]

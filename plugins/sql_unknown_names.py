@@ -15,6 +15,13 @@ alias used in ORDER BY / GROUP BY / HAVING is known. A scope with a source whose
 unknown (a table function, `SELECT *` from an unknown table) is not judged. Needs a SQL schema
 (`GuardContext.sql_schema`, discovered from the SQL backend); without one the rule is silent.
 
+Names match the way the *database* matches them (the schema's dialect, sqlglot's
+normalization strategy): PostgreSQL folds unquoted names to lower case and compares quoted
+ones exactly, so against a table created as `"OrderLines"` with a column `"OrderID"`,
+`SELECT orderid FROM OrderLines` names neither (both fold to lower case) and is fixed to
+`SELECT "OrderID" FROM "OrderLines"`, while `"orderid"` is unknown too; Oracle/Snowflake fold
+to upper case; SQLite (and a schema of unknown origin) ignores case.
+
 Example (customers has customer_id, customer_name)::
 
     SELECT custmer_name FROM customers
@@ -47,11 +54,8 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
     catalog = ctx.sql_schema
     if catalog is None or not catalog.tables:
         return []
-    schema = MappingSchema(
-        {t.lower(): {c.lower(): "unknown" for c in cols} for t, cols in catalog.tables.items()},
-        dialect=query.dialect,
-        normalize=False,
-    )
+    rule = _Case(catalog.dialect)
+    tables = {rule.stored(t): t for t in catalog.tables}  # key -> stored spelling
     findings: list[Finding] = []
     for statement in query.statements:
         if not isinstance(statement.tree, exp.Query):
@@ -60,17 +64,77 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
             scopes = traverse_scope(statement.tree)
         except (OptimizeError, SqlglotError):
             continue
-        names = _Names(query, statement, catalog, schema)
+        schema = _schema(statement.tree, catalog, rule, tables, query.dialect)
+        names = _Names(query, statement, catalog, schema, rule, tables)
         for scope in scopes:
             findings += names.check(scope)
     return findings
 
 
+def _schema(
+    tree: exp.Expression, catalog: SqlCatalog, rule: _Case, tables: dict[str, str], dialect: str
+) -> MappingSchema:
+    """The tables the statement names, under the names it writes (sqlglot's resolver looks
+    them up as written), each with the keys of its columns."""
+    mapping: dict[str, dict[str, str]] = {}
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier) or table.args.get("db"):
+            continue
+        stored = tables.get(rule.written(table.this))
+        if stored is not None and table.name not in mapping:
+            mapping[table.name] = {rule.stored(c): "unknown" for c in catalog.tables[stored]}
+    return MappingSchema(mapping, dialect=dialect, normalize=False)
+
+
+class _Case:
+    """How the database matches identifiers: the key of a stored name and of a written one."""
+
+    def __init__(self, dialect: str) -> None:
+        self.strategy = (
+            Dialect.get_or_raise(dialect).NORMALIZATION_STRATEGY if dialect
+            else NormalizationStrategy.CASE_INSENSITIVE
+        )  # fmt: skip
+        self.insensitive = self.strategy in (
+            NormalizationStrategy.CASE_INSENSITIVE,
+            NormalizationStrategy.CASE_INSENSITIVE_UPPERCASE,
+        )
+
+    def stored(self, name: str) -> str:
+        return name.lower() if self.insensitive else name
+
+    def written(self, ident: exp.Identifier) -> str:
+        name = str(ident.this)
+        if self.insensitive:
+            return name.lower()
+        if ident.quoted:
+            return name
+        if self.strategy is NormalizationStrategy.LOWERCASE:
+            return name.lower()
+        if self.strategy is NormalizationStrategy.UPPERCASE:
+            return name.upper()
+        return name
+
+    def needs_quotes(self, name: str) -> bool:
+        """Whether `name` must be quoted to reach the stored spelling."""
+        if self.strategy is NormalizationStrategy.LOWERCASE:
+            return name != name.lower()
+        if self.strategy is NormalizationStrategy.UPPERCASE:
+            return name != name.upper()
+        return False
+
+
 class _Names:
     def __init__(
-        self, query: SqlQuery, statement: SqlStatement, catalog: SqlCatalog, schema: MappingSchema
+        self,
+        query: SqlQuery,
+        statement: SqlStatement,
+        catalog: SqlCatalog,
+        schema: MappingSchema,
+        rule: _Case,
+        tables: dict[str, str],
     ) -> None:
         self.query, self.statement, self.catalog, self.schema = query, statement, catalog, schema
+        self.rule, self.tables = rule, tables
         self.dialect = Dialect.get_or_raise(query.dialect)
         # an outer scope lists its correlated subqueries' columns again: judge each once
         self.seen: set[int] = set()
@@ -80,29 +144,29 @@ class _Names:
         unknown_tables = False
         for source in scope.sources.values():
             if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
-                if source.args.get("db") or self.catalog.table(source.name) is not None:
+                if source.args.get("db") or self.rule.written(source.this) in self.tables:
                     continue
                 unknown_tables = True
                 out.append(self._unknown(source.this, sorted(self.catalog.tables), "table"))
         if unknown_tables:
             return out  # columns of an unknown table cannot be judged
-        columns = _source_columns(scope, self.schema)
+        columns = self._source_columns(scope)
         if columns is None:
             return out
-        outer = _outer_columns(scope, self.schema)
-        aliases = _select_aliases(scope)
+        outer = self._outer_columns(scope)
+        aliases = self._select_aliases(scope)
         for column in scope.columns:
             if id(column) in self.seen or not isinstance(column.this, exp.Identifier):
                 continue
             self.seen.add(id(column))
             if column.args.get("db"):
                 continue
-            name = column.name.lower()
+            name = self.rule.written(column.this)
             qualifier = column.table
             if qualifier:
-                cols = columns.get(qualifier) or columns.get(qualifier.lower())
+                cols = _get(columns, qualifier)
                 if cols is None:
-                    cols = outer.get(qualifier) or outer.get(qualifier.lower())
+                    cols = _get(outer, qualifier)
                 if cols is None or name in cols:
                     continue
                 out.append(self._unknown(column.this, self._spelled(scope, qualifier, cols)))
@@ -121,8 +185,10 @@ class _Names:
     def _spelled(self, scope: Scope, source: str, lowered: set[str]) -> list[str]:
         """The source's columns in the database's spelling (derived tables: as selected)."""
         node = scope.sources.get(source)
-        if isinstance(node, exp.Table):
-            return self.catalog.columns(node.name)
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            stored = self.tables.get(self.rule.written(node.this))
+            if stored is not None:
+                return list(self.catalog.tables[stored])
         return sorted(lowered)
 
     def _unknown(
@@ -151,45 +217,61 @@ class _Names:
         )
         return Finding("SCH.AMBIGUOUS_COLUMN", Severity.WARNING, message, (start, end))
 
+    def _source_columns(self, scope: Scope) -> dict[str, set[str]] | None:
+        """The column keys of each source of the scope; None when one is unknowable."""
+        resolver = Resolver(scope, self.schema)
+        out: dict[str, set[str]] = {}
+        for name, source in scope.sources.items():
+            keys = self._output_keys(source)
+            if keys is None:
+                try:
+                    cols = resolver.get_source_columns(name)
+                except (OptimizeError, SqlglotError, KeyError):
+                    return None
+                if not cols or "*" in cols:
+                    return None
+                keys = set(cols) if isinstance(source, exp.Table) else {
+                    self.rule.stored(c) for c in cols}  # fmt: skip
+            out[name] = keys
+        return out
+
+    def _output_keys(self, source: object) -> set[str] | None:
+        """A derived table's or CTE's column keys, from its SELECT's own identifiers (their
+        quoting matters); None to ask sqlglot's resolver."""
+        node = source.expression if isinstance(source, Scope) else None
+        if not isinstance(node, exp.Select) or node.is_star:
+            return None
+        keys: set[str] = set()
+        for select in node.selects:
+            ident = select.args.get("alias") if isinstance(select, exp.Alias) else select.this
+            if not isinstance(ident, exp.Identifier) or not isinstance(
+                select, exp.Alias | exp.Column
+            ):
+                return None
+            keys.add(self.rule.written(ident))
+        return keys
+
+    def _outer_columns(self, scope: Scope) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        parent = scope.parent
+        while parent is not None and scope.can_be_correlated:
+            for name, cols in (self._source_columns(parent) or {}).items():
+                out.setdefault(name, cols)
+            scope, parent = parent, parent.parent
+        return out
+
+    def _select_aliases(self, scope: Scope) -> set[str]:
+        node = scope.expression
+        if not isinstance(node, exp.Select):
+            return set()
+        idents = [s.args.get("alias") for s in node.selects if isinstance(s, exp.Alias)]
+        return {self.rule.written(i) for i in idents if isinstance(i, exp.Identifier)}
+
     def _identifier(self, name: str, quoted: bool) -> str:
-        folds = self.dialect.NORMALIZATION_STRATEGY in (
-            NormalizationStrategy.LOWERCASE, NormalizationStrategy.UPPERCASE
-        )
-        folded = self.dialect.normalize_identifier(exp.to_identifier(name)).name
-        ident = exp.to_identifier(name, quoted=quoted or (folds and folded != name))
+        """`name` as the client's dialect writes it, quoted when the database would otherwise
+        fold it away from its stored spelling."""
+        ident = exp.to_identifier(name, quoted=quoted or self.rule.needs_quotes(name))
         return ident.sql(dialect=self.dialect)
-
-
-def _source_columns(scope: Scope, schema: MappingSchema) -> dict[str, set[str]] | None:
-    """Lower-case column names of each source of the scope; None when one is unknowable."""
-    resolver = Resolver(scope, schema)
-    out: dict[str, set[str]] = {}
-    for name in scope.sources:
-        try:
-            cols = resolver.get_source_columns(name)
-        except (OptimizeError, SqlglotError, KeyError):
-            return None
-        if not cols or "*" in cols:
-            return None
-        out[name] = {c.lower() for c in cols}
-    return out
-
-
-def _outer_columns(scope: Scope, schema: MappingSchema) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    parent = scope.parent
-    while parent is not None and scope.can_be_correlated:
-        for name, cols in (_source_columns(parent, schema) or {}).items():
-            out.setdefault(name, cols)
-        scope, parent = parent, parent.parent
-    return out
-
-
-def _select_aliases(scope: Scope) -> set[str]:
-    node = scope.expression
-    if not isinstance(node, exp.Select):
-        return set()
-    return {s.alias.lower() for s in node.selects if isinstance(s, exp.Alias)}
 
 
 def _in_using(column: exp.Column) -> bool:
@@ -202,6 +284,14 @@ def _in_using(column: exp.Column) -> bool:
         if join.method == "NATURAL" or any(u.name.lower() == column.name.lower() for u in using):
             return True
     return False
+
+
+def _get(columns: dict[str, set[str]], qualifier: str) -> set[str] | None:
+    """A source's columns by the qualifier as written (aliases: exact, else ignoring case)."""
+    if qualifier in columns:
+        return columns[qualifier]
+    lowered = qualifier.lower()
+    return next((c for n, c in columns.items() if n.lower() == lowered), None)
 
 
 def _bare_word(column: exp.Column) -> bool:

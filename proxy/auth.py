@@ -17,6 +17,7 @@ import hmac
 import inspect
 import ipaddress
 import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ SCHEME = "scrypt"
 N, R, P = 2**14, 8, 1  # scrypt cost: ~16 MB and tens of ms per check
 KEY_BYTES = 32
 _MAXMEM = 64 * 1024 * 1024
+VERIFIED_CACHE = 256  # credentials remembered as verified (keyed digests)
 # A logon check: the client's HELLO / LOGON auth map -> accepted (maybe awaitable).
 LogonCheck = Callable[[dict[str, Any]], bool | Awaitable[bool]]
 
@@ -80,6 +82,10 @@ class UserDirectory:
         self._users = dict(users)
         # Unknown users cost as much as known ones: nobody learns which names exist.
         self._decoy = hash_password(secrets.token_urlsafe(16))
+        # Credentials that passed, as keyed digests (never the passwords): an HTTP client
+        # sends them with every request, and each scrypt check costs tens of milliseconds.
+        self._key = secrets.token_bytes(32)
+        self._verified: OrderedDict[bytes, None] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._users)
@@ -92,8 +98,17 @@ class UserDirectory:
         if not isinstance(credentials, str):
             return False
         stored = self._users.get(principal)
+        digest = hmac.digest(self._key, f"{principal}\0{stored}\0{credentials}".encode(), "sha256")
+        if digest in self._verified:
+            self._verified.move_to_end(digest)
+            return True
         ok = await asyncio.to_thread(verify_password, credentials, stored or self._decoy)
-        return ok and stored is not None
+        if ok and stored is not None:
+            self._verified[digest] = None
+            if len(self._verified) > VERIFIED_CACHE:
+                self._verified.popitem(last=False)
+            return True
+        return False
 
 
 def logon_check(users: Mapping[str, Any], upstream: LogonCheck | None) -> LogonCheck | None:

@@ -1,6 +1,6 @@
 """The backends for the `[backend]` URLs: for `cypher`, FalkorDB over RESP or a Bolt server
-through our relay client or the neo4j driver, with the configured credentials and TLS; for
-`sql`, SQLite or PostgreSQL."""
+through our relay client (`proxy.backends.bolt_relay`), with the configured credentials and
+TLS; for `sql`, SQLite or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from proxy.sql.backend import SqlBackend
 from proxy.tls import upstream_tls
 
 CREDENTIAL_MODES = ("passthrough", "configured")
-BOLT_CLIENTS = ("relay", "driver")  # our own Bolt client (records relayed raw), the neo4j driver
 
 
 def make_backend(url: str, config: Config) -> Any:
@@ -30,9 +29,6 @@ def make_backend(url: str, config: Config) -> Any:
         mode = str(config.backend["credentials"])
         if mode not in CREDENTIAL_MODES:
             raise ConfigError("backend.credentials", f"must be one of {CREDENTIAL_MODES}")
-        client = str(config.backend["client"])
-        if client not in BOLT_CLIENTS:
-            raise ConfigError("backend.client", f"must be one of {BOLT_CLIENTS}")
         options: dict[str, Any] = {
             "auth": configured_auth(config, required=mode == "configured"),
             "database": str(config.backend["database"]) or None,
@@ -40,17 +36,9 @@ def make_backend(url: str, config: Config) -> Any:
             "passthrough": mode == "passthrough",
             "query_timeout_ms": int(config.limits.get("query_timeout_ms", 0)),
         }
-        tls = upstream_tls(url, config)
-        if client == "driver":
-            from proxy.backends.bolt import BoltBackend
-
-            if tls is not None:  # the driver takes a context only with a plain scheme
-                url = url.split("://", 1)[0].split("+", 1)[0] + "://" + url.split("://", 1)[1]
-                options.update(encrypted=True, ssl_context=tls)
-            return BoltBackend(url, **options)
         from proxy.backends.bolt_relay import BoltRelayBackend
 
-        return BoltRelayBackend(url, tls=tls, **options)
+        return BoltRelayBackend(url, tls=upstream_tls(url, config), **options)
     raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
 
 

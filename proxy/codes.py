@@ -109,7 +109,9 @@ CODES: dict[str, Code] = {
         "names a column it does not have)",
     ),
     "COMPAT.SCHEMA_STATEMENT": Code(
-        "info", "`CREATE INDEX|CONSTRAINT … IF NOT EXISTS` acknowledged without running it"
+        "info",
+        "`CREATE INDEX|CONSTRAINT … IF NOT EXISTS` acknowledged without running it (error on a "
+        'read-only endpoint with `schema_statements = "error"`: how to acknowledge it)',
     ),
     "COMPAT.DIALECT": Code(
         "info", "Neo4j 5 syntax the backend lacks rewritten (FalkorDB: `CALL (x) {…}`, elementId)"

@@ -60,7 +60,6 @@ _KEYS: dict[str, dict[str, tuple[tuple[type, ...], Any]]] = {
         "password_env": ((str,), ""),
         "credentials": ((str,), "passthrough"),
         "database": ((str,), ""),
-        "client": ((str,), "relay"),
         "discovery_user": ((str,), ""),
         "discovery_password_env": ((str,), ""),
         "databases": ((list,), []),

@@ -14,6 +14,7 @@ from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from proxy.backends.base import Backend, Duration, Point, collect
+from proxy.compat.indexes import discover_indexes
 
 DEFAULT_SAMPLE = 1000
 VALUES_PER_KEY = 5  # entities whose value of a key is typed
@@ -135,7 +136,8 @@ async def discover_schema(
     `{"nodes": {label: [key, …]}, "relationships": [{"start", "type", "end", "reciprocity",
     "properties"}], "reciprocity_threshold": t, "property_types": {"nodes": {label: {key:
     type}}, "relationships": {type: {key: type}}}, "counts": {"nodes": {label: n},
-    "relationships": {type: n}}}` — everything after `relationships` is an extra the catalog
+    "relationships": {type: n}}, "indexes": [SHOW INDEXES row, …], "constraints": [SHOW
+    CONSTRAINTS row, …]}` — everything after `relationships` is an extra the catalog
     reads (schema files without them still load).
     """
     sample = max(1, int(sample))
@@ -179,6 +181,7 @@ async def discover_schema(
         "reciprocity_threshold": reciprocity_threshold,
         "property_types": {"nodes": node_types, "relationships": rel_types},
         "counts": {"nodes": node_counts, "relationships": rel_counts},
+        **await discover_indexes(backend),
     }
 
 
@@ -192,7 +195,7 @@ def backend_for_uri(uri: str) -> Backend:
 
         return FalkorDBBackend(uri)
     if scheme in BOLT_SCHEMES:
-        from proxy.backends.bolt import BoltBackend
+        from proxy.backends.bolt_relay import BoltRelayBackend
 
         auth = None
         if parts.username is not None:
@@ -201,7 +204,8 @@ def backend_for_uri(uri: str) -> Backend:
         if parts.port:
             netloc = f"{netloc}:{parts.port}"
         database = unquote(parts.path.strip("/")) or None
-        return BoltBackend(urlunsplit((scheme, netloc, "", parts.query, "")), auth, database)
+        url = urlunsplit((scheme, netloc, "", parts.query, ""))
+        return BoltRelayBackend(url, auth, database)
     raise ValueError(
         f"unsupported database URI {uri!r}: use falkordb://host:port/graph, bolt:// or neo4j://"
     )

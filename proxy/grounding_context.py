@@ -24,12 +24,14 @@ RULES: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
-def context_text(schema: SchemaCatalog | None) -> str:
-    """The whole grounding context as text."""
+def context_text(schema: SchemaCatalog | None, samples: str = "") -> str:
+    """The whole grounding context as text (`samples`: `proxy.samples.samples_text`)."""
     parts = [schema_text(schema)]
     notes = reciprocity_notes(schema)
     if notes:
         parts.append("Direction notes:\n" + "\n".join(f"- {n}" for n in notes))
+    if samples:
+        parts.append(samples)
     parts.append("Rules:\n" + "\n".join(f"- {rule}" for _, rule in RULES))
     return "\n\n".join(parts) + "\n"
 

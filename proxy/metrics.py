@@ -68,7 +68,10 @@ class Metrics:
         repair = event.get("repair")
         if repair:
             self.repair_attempts.labels(front=front).inc(len(repair))
-            if event.get("final_query") not in (None, event.get("query")):
+            repaired = event.get("repaired")  # set by fronts whose final text always differs
+            if repaired is None:
+                repaired = event.get("final_query") not in (None, event.get("query"))
+            if repaired:
                 self.repairs.labels(front=front).inc()
         error = event.get("error")
         if error is not None and verdict != "block":

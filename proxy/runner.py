@@ -126,21 +126,15 @@ async def serve_stdio(config: Any) -> None:
     """`query-guard mcp`: backends and guards of a `ProxyServer` without listeners, and the
     MCP server on standard input/output (logs and the audit log go to standard error)."""
     from proxy.frontends.mcp import build_mcp  # the MCP SDK loads only for this command
-    from proxy.repair.repairer import build_repairer
-    from proxy.service import QueryService
 
     server = ProxyServer(config, listen=False)
     await server.start()
     try:
-        assert server.guard is not None
-        service = QueryService(
-            server.guard,
-            server.backend,
-            repairer=build_repairer(server.guard, config),
-            on_query=server.on_query,
-            sql=server.sql,
-        )
+        service = server.query_service()
         gremlin = server.gremlin_service.run if server.gremlin_service is not None else None
-        await build_mcp(service, gremlin=gremlin).run_stdio_async()
+        try:
+            await build_mcp(service, gremlin=gremlin).run_stdio_async()
+        finally:
+            service.close()
     finally:
         await server.close()

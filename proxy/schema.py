@@ -41,6 +41,10 @@ class SchemaCatalog:
     # label -> nodes carrying it, relationship type -> edges (as last discovered)
     node_counts: Mapping[str, int] = field(default_factory=dict)
     relationship_counts: Mapping[str, int] = field(default_factory=dict)
+    # the database's indexes and constraints as SHOW INDEXES / SHOW CONSTRAINTS rows
+    # (proxy.compat.indexes), as last discovered
+    indexes: tuple[Mapping[str, Any], ...] = ()
+    constraints: tuple[Mapping[str, Any], ...] = ()
     _by_type: dict[str, tuple[RelationshipSchema, ...]] = field(
         init=False, repr=False, compare=False
     )
@@ -99,6 +103,8 @@ class SchemaCatalog:
             ),
             node_counts=_counts(counts.get("nodes"), "counts.nodes"),
             relationship_counts=_counts(counts.get("relationships"), "counts.relationships"),
+            indexes=_rows(data.get("indexes"), "indexes"),
+            constraints=_rows(data.get("constraints"), "constraints"),
         )
 
     @classmethod
@@ -198,7 +204,8 @@ class SchemaCatalog:
         }
 
     def _extras(self) -> dict[str, Any]:
-        """Property types and counts, only when known (older schema files have neither)."""
+        """Property types, counts, indexes and constraints, only when known (older schema
+        files have none of them)."""
         out: dict[str, Any] = {}
         if self.node_property_types or self.relationship_property_types:
             out["property_types"] = {
@@ -210,6 +217,10 @@ class SchemaCatalog:
                 "nodes": dict(sorted(self.node_counts.items())),
                 "relationships": dict(sorted(self.relationship_counts.items())),
             }
+        if self.indexes:
+            out["indexes"] = [dict(r) for r in self.indexes]
+        if self.constraints:
+            out["constraints"] = [dict(r) for r in self.constraints]
         return out
 
     # ------------------------------------------------------------------ lookups
@@ -306,6 +317,14 @@ def _counts(value: Any, where: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in dict(value).items()}
     except (TypeError, ValueError) as exc:
         raise SchemaFormatError(f"schema '{where}' must map names to integers: {exc}") from exc
+
+
+def _rows(value: Any, where: str) -> tuple[Mapping[str, Any], ...]:
+    if not value:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(r, Mapping) for r in value):
+        raise SchemaFormatError(f"schema '{where}' must be a list of objects (SHOW {where} rows)")
+    return tuple(dict(r) for r in value)
 
 
 def _sorted_nested(table: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:

@@ -6,7 +6,6 @@ tests run several servers in one process.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -15,14 +14,17 @@ from typing import Any
 from proxy.audit import AuditLog
 from proxy.auth import is_loopback, logon_check
 from proxy.backend_factory import make_backend, make_sql_backend
+from proxy.backends.base import BackendError
 from proxy.config import Config
 from proxy.errors import ConfigError
 from proxy.metrics import Metrics, fan_out
 from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
+from proxy.repair.model import RepairSettings
 from proxy.repair.repairer import build_repairer
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
+from proxy.service import LanguageGuard
 from proxy.sql.service import SqlService
 from proxy.tls import listener_tls
 
@@ -37,34 +39,13 @@ def split_address(value: str, key: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-class CypherGuard:
-    """The Bolt frontend's guard callable: every RUN is Cypher. `note` adds a finding to each
-    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); `cached`
-    answers a repeated query on the event loop, without the trip to the guard's threads."""
-
-    def __init__(self, guard: Guard, note: Callable[[], Finding | None] | None = None) -> None:
-        self.guard = guard
-        self.note = note
-
-    def __call__(self, query: str, parameters: dict[str, Any]) -> Verdict:
-        return self._noted(self.guard.check(query, "cypher"))
-
-    def cached(self, query: str, parameters: dict[str, Any]) -> Verdict | None:
-        verdict = self.guard.cached(query, "cypher")
-        return None if verdict is None else self._noted(verdict)
-
-    def _noted(self, verdict: Verdict) -> Verdict:
-        extra = self.note() if self.note is not None else None
-        if extra is None or verdict.blocked:
-            return verdict
-        return dataclasses.replace(verdict, findings=(*verdict.findings, extra))
-
-
 def cypher_guard(
     guard: Guard, note: Callable[[], Finding | None] | None = None
 ) -> Callable[[str, dict[str, Any]], Verdict]:
-    """The Bolt frontend's guard callable (see `CypherGuard`)."""
-    return CypherGuard(guard, note)
+    """The Bolt frontend's guard callable: every RUN is Cypher; `note` adds a finding to each
+    verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); its `cached`
+    answers a repeated query on the event loop (`proxy.service.LanguageGuard`)."""
+    return LanguageGuard(guard, "cypher", note)
 
 
 class ProxyServer:
@@ -128,7 +109,7 @@ class ProxyServer:
             self.guard.warm_up()  # the first client query must not pay for building parsers
             self.sql = SqlService(self.guard, make_sql_backend(
                 str(self.config.backend["sql"]), str(self.config.server["data_dir"])
-            ))  # started on the first SQL query  # fmt: skip
+            ), RepairSettings.from_config(self.config.repair))  # started on first use  # fmt: skip
             self.source.start(self.guard, self._found_schema)
             log.info("schema: %s", self.schema_source)
             await self._start_frontends()
@@ -249,6 +230,10 @@ class ProxyServer:
             on_query=self.on_query,
             ssl_context=listener_tls(self.config),
             authenticate=logon_check(self.config.server["users"], None),
+            limits=service.limits,
+            guard_workers=service.limits.guard_workers,
+            repair=service.repair if service.repair_settings.enabled else None,
+            cached=service.cached,
         )
         await self.gremlin.start()
 
@@ -258,41 +243,72 @@ class ProxyServer:
         if not address:
             return
         from proxy.frontends.http import HttpFrontend
-        from proxy.service import QueryService
 
         assert self.guard is not None
         host, port = split_address(address, "server.http")
-        service = QueryService(
-            self.guard,
-            self.backend,
-            repairer=build_repairer(self.guard, self.config),
-            on_query=self.on_query,
-            sql=self.sql,
-        )
+        service = self.query_service()
         database = str(self.config.backend["database"]) or "neo4j"
         from proxy.frontends.mcp import build_mcp
 
         gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
+        passthrough = bool(getattr(self.backend, "passthrough", False))
         self.http = HttpFrontend(
             host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
             mcp=build_mcp(service, gremlin=gremlin),
             max_body=int(self.config.server["http_max_body_bytes"]),
             cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
             ssl_context=listener_tls(self.config),
+            authenticate=self._authenticate_hook(), bearer=passthrough,
+            # clients without credentials: the pass-through backend's own account, as on Bolt
+            anonymous=passthrough and not self.config.server["users"]
+            and getattr(self.backend, "auth", None) is not None,
         )  # fmt: skip
         await self.http.start()
 
+    def query_service(self) -> Any:
+        """A `QueryService` (HTTP and MCP fronts) with this proxy's guard, limits, repair loop,
+        audit and `SCH.NO_SCHEMA` note."""
+        from proxy.bolt.limits import BoltLimits
+        from proxy.service import QueryService
+
+        assert self.guard is not None
+        return QueryService(
+            self.guard,
+            self.backend,
+            repairer=build_repairer(self.guard, self.config),
+            on_query=self.on_query,
+            sql=self.sql,
+            limits=BoltLimits.from_config(self.config.limits),
+            note=self.source.note if self.source is not None else None,
+        )
+
     async def _readiness(self) -> dict[str, Any]:
-        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded."""
+        """/ready: the backend answers `RETURN 1`, and whether a schema is loaded (with the
+        reason when either is not)."""
+        reasons = []
         try:
             stream = await self.backend.run("RETURN 1", {}, None)
             await stream.fetch(-1)
             backend = True
+        except BackendError as exc:
+            # a pass-through backend without an account of its own refuses the probe's
+            # missing credentials: it answered, so it is reachable
+            backend = exc.code.startswith("Neo.ClientError.Security.")
+            if not backend:
+                log.warning("readiness probe failed: %s", exc)
+                reasons.append(f"backend not reachable: {exc}")
         except Exception as exc:
             log.warning("readiness probe failed: %s", exc)
             backend = False
+            reasons.append(f"backend not reachable: {exc}")
         schema = self.guard is not None and self.guard.ctx.schema is not None
-        return {"backend": backend, "schema": schema}
+        if not schema:
+            note = self.source.note() if self.source is not None else None
+            reasons.append(note.message if note is not None else "schema not loaded")
+        out: dict[str, Any] = {"backend": backend, "schema": schema}
+        if reasons:
+            out["reason"] = "; ".join(reasons)
+        return out
 
     def _authenticate_hook(self) -> Callable[[dict[str, Any]], Any] | None:
         """`[server] users` first (when set), then the backend's hook, followed by schema
@@ -304,27 +320,22 @@ class ProxyServer:
         return self.source.wrap_authenticate(check) if self.source is not None else check
 
     def _backend_auth_hook(self) -> Callable[[dict[str, Any]], Any] | None:
-        """Pass-through to a Bolt upstream: remember each connection's credentials (the relay
-        backend also checks them upstream at LOGON)."""
+        """Pass-through to a Bolt upstream: the relay backend remembers each connection's
+        credentials and checks them upstream at LOGON."""
         if not getattr(self.backend, "passthrough", False):
             return None
-        authenticate = getattr(self.backend, "authenticate", None)
-        if authenticate is not None:
-            return authenticate  # type: ignore[no-any-return]
-        from proxy.backends.bolt import remember_client_auth
-
-        return remember_client_auth
+        return getattr(self.backend, "authenticate", None)
 
 
 def check_exposure(config: Config) -> None:
     """An embedded database has no accounts of its own, so a listener serving it beyond this
-    machine must check who connects: Bolt and Gremlin with `[server] users` (or mTLS), HTTP,
-    which checks no users, with mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
+    machine must check who connects: with `[server] users` (Bolt logon, Gremlin SASL, HTTP
+    Basic) or mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
     server, backend = config.server, config.backend
     mtls = bool(server["tls_client_ca"])
     listeners = (
         ("bolt", not backend["cypher"], bool(server["users"]) or mtls),
-        ("http", not backend["cypher"] or not backend["gremlin"], mtls),
+        ("http", not backend["cypher"] or not backend["gremlin"], bool(server["users"]) or mtls),
         ("gremlin", not backend["gremlin"], bool(server["users"]) or mtls),
     )
     for key, embedded, checked in listeners:
@@ -333,11 +344,7 @@ def check_exposure(config: Config) -> None:
             continue
         host, _ = split_address(address, f"server.{key}")
         if not is_loopback(host):
-            fix = (
-                "set [server] users (query-guard hash-password) or "
-                if key in ("bolt", "gremlin")
-                else ""
-            )
+            fix = "set [server] users (query-guard hash-password) or "
             raise ConfigError(
                 f"server.{key}",
                 f"the embedded database would be served on {host} to anyone: {fix}require "

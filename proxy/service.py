@@ -1,22 +1,30 @@
 """One guarded query, start to end, for the fronts that answer a whole result at once (HTTP,
-MCP): guard (off the event loop), block or execute what was judged, the repair loop when it is
-on, the rows (bounded), and one audit line — the same steps the Bolt front takes per RUN.
+MCP): parameter limits and the guard within its time budget (off the event loop, in the Bolt
+front's `GuardPool`: `LIM.PARAMETERS`, `LIM.TIMEOUT`), `SCH.NO_SCHEMA` while there is no schema,
+the client's access mode (a write in a read transaction is refused), block or execute what was
+judged, the repair loop when it is on, the rows (bounded), and one audit line — the same steps
+the Bolt front takes per RUN.
 """
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from proxy.backends.base import BackendError, ResultStream
+from proxy.bolt.limits import BoltLimits, GuardPool, judge
 from proxy.clock import elapsed_ms
-from proxy.model import Verdict
+from proxy.model import Action, Finding, Severity, Verdict
 from proxy.pipeline import Guard
 
 OnQuery = Callable[[Mapping[str, Any]], None]
+Note = Callable[[], Finding | None]
+# What Neo4j answers for a write in a read transaction (`accessMode: Read`).
+ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
+WRITES = ("w", "rw", "s")  # Neo4j's query types that write (data or schema)
 
 
 @dataclass
@@ -47,19 +55,33 @@ class QueryService:
         repairer: Any = None,
         on_query: OnQuery | None = None,
         sql: Any = None,  # proxy.sql.service.SqlService: `language="sql"` queries
+        limits: BoltLimits | None = None,  # `[limits]`: parameters and the guard's budget
+        note: Note | None = None,  # a finding for every verdict let through (SCH.NO_SCHEMA)
     ) -> None:
         self.guard = guard
         self.backend = backend
         self.repairer = repairer
         self.on_query = on_query
         self.sql = sql
+        self.limits = limits or BoltLimits()
+        self.note = note
+        self.pool = GuardPool(self.limits.guard_workers)
 
-    async def check(self, text: str, language: str = "cypher") -> Verdict:
-        """The guard's verdict, computed in a worker thread (never on the event loop)."""
+    def close(self) -> None:
+        self.pool.shutdown()
+
+    async def check(
+        self,
+        text: str,
+        language: str = "cypher",
+        parameters: Mapping[str, Any] | None = None,
+    ) -> Verdict:
+        """The guard's verdict: `parameters` within `[limits]` first, then the guard in a
+        worker thread (never on the event loop) within its time budget."""
         if language == "sql" and self.sql is not None:
             await self.sql.try_ready()  # the SQL schema reaches the guard before its verdict
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self.guard.check, text, language)
+        guard = LanguageGuard(self.guard, language, self.note)
+        return await judge(guard, text, dict(parameters or {}), self.limits, self.pool)
 
     async def run(
         self,
@@ -73,9 +95,11 @@ class QueryService:
         max_rows: int = 10_000,
         tx: Any = None,
         language: str = "cypher",
+        read_access: bool = False,
     ) -> QueryResult:
         """Guard and run `text` (in `tx`, an open backend transaction, when given); `language`
-        "sql" runs on the SQL backend instead (no repair loop, no transaction)."""
+        "sql" runs on the SQL backend instead (its own repair loop, no transaction). With
+        `read_access` (Neo4j's `accessMode: Read`) a statement that writes is refused."""
         params = dict(parameters or {})
         started = time.perf_counter()
         event: dict[str, Any] = {
@@ -83,15 +107,20 @@ class QueryService:
             "database": database, "backend_ms": None, "error": None,
         }  # fmt: skip
         try:
-            verdict = await self.check(text, language)
+            verdict = await self.check(text, language, params)
+            if read_access and not verdict.blocked and not verdict.explain:
+                verdict = _read_only(verdict)
             event.update(
                 action=str(verdict.action), codes=verdict.codes, guard_ms=elapsed_ms(started)
             )
             if verdict.blocked:
                 event["final_query"] = None
+                if verdict.findings and verdict.findings[-1].rule == "access-mode":
+                    message = verdict.findings[-1].message
+                    return QueryResult(verdict, error=BackendError(message, ACCESS_MODE))
                 return QueryResult(verdict)
             if language == "sql":
-                result = await self._execute_sql(verdict, params, max_rows, event)
+                result = await self._execute_sql(verdict, params, max_rows, event, question)
             else:
                 result = await self._execute(
                     verdict, params, question, database, max_rows, event, tx
@@ -105,18 +134,27 @@ class QueryService:
                 self.on_query(event)
 
     async def _execute_sql(
-        self, verdict: Verdict, params: dict[str, Any], max_rows: int, event: dict[str, Any]
+        self,
+        verdict: Verdict,
+        params: dict[str, Any],
+        max_rows: int,
+        event: dict[str, Any],
+        question: str | None = None,
     ) -> QueryResult:
         started = time.perf_counter()
         try:
             if self.sql is None:
                 raise BackendError("no SQL database behind this front")
-            ran, fields, rows = await self.sql.execute(verdict, params, max_rows)
+            outcome = await self.sql.run(verdict, params, max_rows, question)
         except BackendError as exc:
             event["backend_ms"] = elapsed_ms(started)
             return QueryResult(verdict, error=exc, query=verdict.to_run)
         event["backend_ms"] = elapsed_ms(started)
-        return QueryResult(verdict, fields, rows[:max_rows], len(rows) > max_rows, None, [], ran)
+        chosen, verdict = outcome.chosen, outcome.verdict(verdict)
+        attempts = [a.to_dict() for a in outcome.attempts] if len(outcome.attempts) > 1 else []
+        rows = chosen.rows
+        return QueryResult(verdict, chosen.fields, rows[:max_rows], len(rows) > max_rows,
+                           chosen.error, attempts, chosen.ran)  # fmt: skip
 
     async def _execute(
         self,
@@ -176,3 +214,41 @@ class QueryService:
         return QueryResult(
             verdict, list(stream.keys), rows[:max_rows], truncated, None, attempts, ran
         )
+
+
+class LanguageGuard:
+    """The guard for one language as `judge` calls it (the Bolt front's too), with `note`
+    added to every verdict it lets through; `cached` answers a repeated query without the
+    worker thread."""
+
+    def __init__(self, guard: Guard, language: str, note: Note | None) -> None:
+        self.guard, self.language, self.note = guard, language, note
+
+    def __call__(self, query: str, parameters: dict[str, Any]) -> Verdict:
+        return self._noted(self.guard.check(query, self.language))
+
+    def cached(self, query: str, parameters: dict[str, Any]) -> Verdict | None:
+        verdict = self.guard.cached(query, self.language)
+        return None if verdict is None else self._noted(verdict)
+
+    def _noted(self, verdict: Verdict) -> Verdict:
+        extra = self.note() if self.note is not None else None
+        if extra is None or verdict.blocked:
+            return verdict
+        return dataclasses.replace(verdict, findings=(*verdict.findings, extra))
+
+
+def _read_only(verdict: Verdict) -> Verdict:
+    """`verdict`, refused when its statement writes (the client asked for a read)."""
+    if verdict.query_type not in WRITES:
+        return verdict
+    finding = Finding(
+        "SEC.WRITE",
+        Severity.ERROR,
+        "writing in read access mode is not allowed: the request asked for accessMode Read "
+        "and the statement writes. Send a read-only query, or open the transaction with "
+        "accessMode Write",
+        (0, 0),
+        rule="access-mode",
+    )
+    return dataclasses.replace(verdict, action=Action.BLOCK, findings=(*verdict.findings, finding))

@@ -65,7 +65,11 @@ class BoltProxy(BackgroundLoop):
         )  # fmt: skip
         self.call(self.frontend.start())
         self.port = self.frontend.port
-        self.uri = f"bolt://127.0.0.1:{self.port}"
+        self.uri = self.url()
+
+    def url(self, scheme: str = "bolt") -> str:
+        """The front's address for the driver (`bolt`, `neo4j` for routing, `bolt+s`, …)."""
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
         self.call(self.frontend.close())

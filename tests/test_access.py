@@ -157,10 +157,11 @@ def test_the_embedded_database_is_not_served_to_the_network_without_users(
         asyncio.run(ProxyServer(config).start())
     assert not (tmp_path / "data").exists()  # refused before starting anything
     users = {"alice": hash_password("x", n=2**4)}
-    # HTTP checks no users: only client certificates do
-    server = {"bolt": "", "http": "0.0.0.0:0", "data_dir": data, "users": users}
-    with pytest.raises(ConfigError, match=r"server\.http.*tls_client_ca"):
+    # HTTP checks users (Basic auth) like Bolt
+    server = {"bolt": "", "http": "0.0.0.0:0", "data_dir": data}
+    with pytest.raises(ConfigError, match=r"server\.http.*server\] users.*tls_client_ca"):
         check_exposure(parse_config({"server": server}))
+    check_exposure(parse_config({"server": {**server, "users": users}}))
     # Gremlin checks users (SASL) like Bolt
     with pytest.raises(ConfigError, match=r"server\.gremlin.*server\] users"):
         check_exposure(parse_config({"server": {"bolt": "", "gremlin": "0.0.0.0:0"}}))

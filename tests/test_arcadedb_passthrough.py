@@ -99,16 +99,13 @@ def test_a_discovery_account_discovers_at_start(
         assert server.source is not None and server.source.note() is None
 
 
-@pytest.mark.parametrize("client", ["relay", "driver"])
-def test_both_bolt_clients_fetch_a_plan_without_running_the_statement(
-    arcadedb_server: Any, client: str
+def test_the_bolt_client_fetches_a_plan_without_running_the_statement(
+    arcadedb_server: Any,
 ) -> None:
     from proxy.backends.base import collect
-    from proxy.backends.bolt import BoltBackend
     from proxy.backends.bolt_relay import BoltRelayBackend
 
-    kind = BoltRelayBackend if client == "relay" else BoltBackend
-    backend = kind(arcadedb_server.url, arcadedb_server.auth, arcadedb_server.database)
+    backend = BoltRelayBackend(arcadedb_server.url, arcadedb_server.auth, arcadedb_server.database)
 
     async def go() -> tuple[Any, Any, list[list[Any]]]:
         try:

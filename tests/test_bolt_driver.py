@@ -31,13 +31,14 @@ from proxy.backends.base import (
     GraphRelationship,
     Point,
     ResultSummary,
+    Temporal,
 )
 from proxy.bolt.limits import BoltLimits
-from proxy.frontends.bolt import BoltFrontend
 from proxy.model import Action, Finding, Severity, Verdict
-from tests.background_loop import BackgroundLoop
+from tests.background_loop import BoltProxy
 
 AUTH = ("neo4j", "password")
+EPOCH_DAY = dt.date(1970, 1, 1).toordinal()
 DRIVER_MAJOR = int(neo4j.__version__.split(".")[0])
 
 # -- the in-memory database double ------------------------------------------------------------
@@ -192,36 +193,22 @@ def guard(query: str, parameters: dict[str, Any]) -> Verdict:
 # -- a server on a background event loop ------------------------------------------------------
 
 
-class ServerThread(BackgroundLoop):
-    def __init__(self, **options: Any) -> None:
-        self.backend = MemoryBackend()
-        self.events: list[dict[str, Any]] = []
-        super().__init__()
-        self.frontend = BoltFrontend(
-            "127.0.0.1", 0, guard, self.backend, on_query=self.events.append, **options
-        )
-        self.call(self.frontend.start())
-        self.port = self.frontend.port
-
-    def stop(self) -> None:
-        self.call(self.frontend.close())
-        self.close_loop()
-
-    def uri(self, scheme: str = "bolt") -> str:
-        return f"{scheme}://127.0.0.1:{self.port}"
+def memory_server(**options: Any) -> BoltProxy:
+    """The Bolt front over the in-memory backend, with the fake guard above."""
+    return BoltProxy(guard, MemoryBackend(), **options)
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ServerThread]:
+def server() -> Iterator[BoltProxy]:
     # the fake guard appends no LIMIT: no row cap, so 100,000 rows can stream
-    srv = ServerThread(handshake_timeout=1.0, limits=BoltLimits(max_result_rows=0))
+    srv = memory_server(handshake_timeout=1.0, limits=BoltLimits(max_result_rows=0))
     yield srv
     srv.stop()
 
 
 @pytest.fixture(scope="module", params=[(4, 4), (5, 0), (5, 4), (5, 6), (5, 8)], ids=str)
-def versioned(request: pytest.FixtureRequest) -> Iterator[ServerThread]:
-    srv = ServerThread(versions=(request.param,))
+def versioned(request: pytest.FixtureRequest) -> Iterator[BoltProxy]:
+    srv = memory_server(versions=(request.param,))
     srv.version = request.param  # type: ignore[attr-defined]
     yield srv
     srv.stop()
@@ -246,9 +233,9 @@ def single(driver: neo4j.Driver, query: str, **params: Any) -> tuple[neo4j.Recor
 
 @pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
 def test_sync_driver_connects_and_negotiates_the_newest_version(
-    server: ServerThread, scheme: str
+    server: BoltProxy, scheme: str
 ) -> None:
-    with neo4j.GraphDatabase.driver(server.uri(scheme), auth=AUTH) as driver:
+    with neo4j.GraphDatabase.driver(server.url(scheme), auth=AUTH) as driver:
         driver.verify_connectivity()
         records, summary, keys = driver.execute_query("ROWS 3")
         assert [r["i"] for r in records] == [0, 1, 2] and keys == ["i"]
@@ -257,16 +244,16 @@ def test_sync_driver_connects_and_negotiates_the_newest_version(
         assert summary.database == "neo4j"
 
 
-def test_session_auth_switches_user_with_logoff_logon(server: ServerThread) -> None:
-    with neo4j.GraphDatabase.driver(server.uri(), auth=AUTH) as driver:
+def test_session_auth_switches_user_with_logoff_logon(server: BoltProxy) -> None:
+    with neo4j.GraphDatabase.driver(server.url(), auth=AUTH) as driver:
         assert driver.verify_authentication(auth=("someone", "else"))
         with driver.session(auth=("other", "secret")) as session:
             assert session.run("ROWS 1").single(strict=True)["i"] == 0
         assert single(driver, "ROWS 1")[0]["i"] == 0
 
 
-def test_routing_table_points_every_role_at_the_proxy(server: ServerThread) -> None:
-    with neo4j.GraphDatabase.driver(server.uri("neo4j"), auth=AUTH) as driver:
+def test_routing_table_points_every_role_at_the_proxy(server: BoltProxy) -> None:
+    with neo4j.GraphDatabase.driver(server.url("neo4j"), auth=AUTH) as driver:
         driver.execute_query("ROWS 1", routing_=neo4j.RoutingControl.READ)
         driver.execute_query("ROWS 1", routing_=neo4j.RoutingControl.WRITE)
         table = driver._pool.routing_tables["neo4j"]  # type: ignore[attr-defined]
@@ -276,7 +263,7 @@ def test_routing_table_points_every_role_at_the_proxy(server: ServerThread) -> N
 
 
 def test_classic_handshake_without_manifest(
-    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+    server: BoltProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Drivers before the manifest (< 5.27) offer four plain ranges; reach into the driver to
     # make it offer exactly that: 5.3 down to 5.0, then 4.4.
@@ -284,15 +271,15 @@ def test_classic_handshake_without_manifest(
 
     offer = b"\x00\x03\x03\x05\x00\x00\x04\x04" + bytes(8)
     monkeypatch.setattr(Bolt, "get_handshake", classmethod(lambda cls: offer))
-    with neo4j.GraphDatabase.driver(server.uri(), auth=AUTH) as driver:
+    with neo4j.GraphDatabase.driver(server.url(), auth=AUTH) as driver:
         _, summary = single(driver, "ROWS 1")
     assert summary.server.protocol_version == (5, 3)
 
 
 @pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
-def test_async_driver(server: ServerThread, scheme: str) -> None:
+def test_async_driver(server: BoltProxy, scheme: str) -> None:
     async def body() -> None:
-        async with neo4j.AsyncGraphDatabase.driver(server.uri(scheme), auth=AUTH) as driver:
+        async with neo4j.AsyncGraphDatabase.driver(server.url(scheme), auth=AUTH) as driver:
             records, summary, _ = await driver.execute_query("ECHO", x=[1, "two", None])
             assert records[0]["x"] == [1, "two", None]
             assert summary.server.protocol_version == (5, 8)
@@ -311,9 +298,9 @@ def test_async_driver(server: ServerThread, scheme: str) -> None:
 # -- transactions -----------------------------------------------------------------------------
 
 
-def test_explicit_transactions_commit_and_rollback(server: ServerThread) -> None:
+def test_explicit_transactions_commit_and_rollback(server: BoltProxy) -> None:
     backend = server.backend
-    with neo4j.GraphDatabase.driver(server.uri(), auth=AUTH) as driver, driver.session() as s:
+    with neo4j.GraphDatabase.driver(server.url(), auth=AUTH) as driver, driver.session() as s:
         start = len(backend.data)
         with s.begin_transaction() as tx:
             tx.run("ADD $v", v=1).consume()
@@ -362,18 +349,19 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def test_parameters_of_every_type_round_trip(versioned: ServerThread) -> None:
+def test_parameters_of_every_type_round_trip(versioned: BoltProxy) -> None:
     params = dict(PARAMETERS)
     params["neo_duration"] = neo4j.time.Duration(months=13, days=2, seconds=5, nanoseconds=9)
     params["cartesian"] = neo4j.spatial.CartesianPoint((1.0, 2.0))
     params["wgs84_3d"] = neo4j.spatial.WGS84Point((12.0, 55.0, 7.0))
-    with neo4j.GraphDatabase.driver(versioned.uri(), auth=AUTH) as driver:
+    with neo4j.GraphDatabase.driver(versioned.url(), auth=AUTH) as driver:
         record, summary = single(driver, "ECHO", **params)
     assert summary.server.protocol_version == versioned.version  # type: ignore[attr-defined]
     received = versioned.backend.runs[-1][1]
-    assert received["date"] == dt.date(1, 1, 1) and type(received["date"]) is dt.date
-    assert received["zoned"].tzinfo == ZoneInfo("Europe/Berlin")
-    assert received["zoned"].astimezone(dt.UTC) == PARAMETERS["zoned"].astimezone(dt.UTC)
+    # temporal values arrive as the client sent them (Bolt 5 form: UTC seconds, nanoseconds)
+    assert received["date"] == Temporal(0x44, (dt.date(1, 1, 1).toordinal() - EPOCH_DAY,))
+    zoned_at = int(PARAMETERS["zoned"].timestamp())
+    assert received["zoned"] == Temporal(0x69, (zoned_at, 0, "Europe/Berlin"))
     assert received["neo_duration"] == Duration(13, 2, 5, 9)
     assert received["duration"] == Duration(0, 3, 7, 11000)
     assert received["cartesian"] == Point(7203, 1.0, 2.0)
@@ -397,8 +385,8 @@ def test_parameters_of_every_type_round_trip(versioned: ServerThread) -> None:
     assert back["wgs84_3d"] == params["wgs84_3d"]
 
 
-def test_results_of_every_neutral_type(versioned: ServerThread) -> None:
-    with neo4j.GraphDatabase.driver(versioned.uri(), auth=AUTH) as driver:
+def test_results_of_every_neutral_type(versioned: BoltProxy) -> None:
+    with neo4j.GraphDatabase.driver(versioned.url(), auth=AUTH) as driver:
         record, _ = single(driver, "TYPES")
     values = list(record.values())
     assert values[0].to_native() == TYPES_ROW[0]
@@ -412,9 +400,9 @@ def test_results_of_every_neutral_type(versioned: ServerThread) -> None:
     assert isinstance(values[8], neo4j.spatial.WGS84Point) and values[8].z == 10.0
 
 
-def test_graph_values_arrive_as_driver_graph_types(versioned: ServerThread) -> None:
+def test_graph_values_arrive_as_driver_graph_types(versioned: BoltProxy) -> None:
     bolt5 = versioned.version >= (5, 0)  # type: ignore[attr-defined]
-    with neo4j.GraphDatabase.driver(versioned.uri(), auth=AUTH) as driver:
+    with neo4j.GraphDatabase.driver(versioned.url(), auth=AUTH) as driver:
         record, _ = single(driver, "GRAPH")
     node, rel, path = record["a"], record["r"], record["p"]
     assert isinstance(node, neo4j.graph.Node)
@@ -460,10 +448,10 @@ def test_graph_values_arrive_as_driver_graph_types(versioned: ServerThread) -> N
     ],
 )
 def test_blocked_query_raises_the_right_error(
-    versioned: ServerThread, query: str, error: type[Exception], code: str, text: str
+    versioned: BoltProxy, query: str, error: type[Exception], code: str, text: str
 ) -> None:
     runs_before = len(versioned.backend.runs)
-    with neo4j.GraphDatabase.driver(versioned.uri(), auth=AUTH) as driver:
+    with neo4j.GraphDatabase.driver(versioned.url(), auth=AUTH) as driver:
         with pytest.raises(error) as caught:
             driver.execute_query(query)
         assert caught.value.code == code  # type: ignore[attr-defined]
@@ -480,8 +468,8 @@ def test_blocked_query_raises_the_right_error(
     assert [r[0] for r in versioned.backend.runs[runs_before:]] == ["ROWS 1"]
 
 
-def test_rewritten_query_reports_its_findings_in_the_summary(versioned: ServerThread) -> None:
-    with neo4j.GraphDatabase.driver(versioned.uri(), auth=AUTH) as driver:
+def test_rewritten_query_reports_its_findings_in_the_summary(versioned: BoltProxy) -> None:
+    with neo4j.GraphDatabase.driver(versioned.url(), auth=AUTH) as driver:
         records, summary, _ = driver.execute_query("LIMITLESS")
     assert [r["i"] for r in records] == [0, 1, 2]
     assert versioned.backend.runs[-1][0] == "ROWS 3"
@@ -497,8 +485,8 @@ def test_rewritten_query_reports_its_findings_in_the_summary(versioned: ServerTh
 
 
 @pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
-def test_backend_errors_and_outages_keep_the_connection(server: ServerThread, scheme: str) -> None:
-    uri = server.uri(scheme)
+def test_backend_errors_and_outages_keep_the_connection(server: BoltProxy, scheme: str) -> None:
+    uri = server.url(scheme)
     with neo4j.GraphDatabase.driver(uri, auth=AUTH) as driver, driver.session() as s:
         with pytest.raises(nex.ClientError) as caught:
             s.run("FAIL").consume()
@@ -516,9 +504,9 @@ def test_backend_errors_and_outages_keep_the_connection(server: ServerThread, sc
 # -- streaming and load -----------------------------------------------------------------------
 
 
-def test_large_result_streams_in_pull_batches(server: ServerThread) -> None:
+def test_large_result_streams_in_pull_batches(server: BoltProxy) -> None:
     backend = server.backend
-    with neo4j.GraphDatabase.driver(server.uri(), auth=AUTH) as driver, driver.session() as s:
+    with neo4j.GraphDatabase.driver(server.url(), auth=AUTH) as driver, driver.session() as s:
         result = s.run("ROWS 100000")
         total = sum(1 for _ in result)
     assert total == 100_000
@@ -526,7 +514,7 @@ def test_large_result_streams_in_pull_batches(server: ServerThread) -> None:
     assert len(sizes) >= 100 and max(sizes) == 1000 and all(n > 0 for n in sizes)
 
 
-def test_fifty_concurrent_sessions(server: ServerThread) -> None:
+def test_fifty_concurrent_sessions(server: BoltProxy) -> None:
     async def one(driver: neo4j.AsyncDriver, i: int) -> int:
         async with driver.session() as session:
             await (await session.run("SLOW")).consume()
@@ -534,16 +522,16 @@ def test_fifty_concurrent_sessions(server: ServerThread) -> None:
             return (await result.single(strict=True))["i"]
 
     async def body() -> list[int]:
-        async with neo4j.AsyncGraphDatabase.driver(server.uri(), auth=AUTH) as driver:
+        async with neo4j.AsyncGraphDatabase.driver(server.url(), auth=AUTH) as driver:
             return await asyncio.gather(*(one(driver, i) for i in range(50)))
 
     assert asyncio.run(body()) == list(range(50))
     assert server.backend.max_in_flight > 10
 
 
-def test_two_hundred_sequential_connections(server: ServerThread) -> None:
+def test_two_hundred_sequential_connections(server: BoltProxy) -> None:
     for i in range(200):
-        with neo4j.GraphDatabase.driver(server.uri(), auth=AUTH) as driver:
+        with neo4j.GraphDatabase.driver(server.url(), auth=AUTH) as driver:
             assert single(driver, "ECHO", i=i)[0]["i"] == i
     deadline = time.monotonic() + 5
     while server.frontend.connections and time.monotonic() < deadline:
@@ -554,7 +542,7 @@ def test_two_hundred_sequential_connections(server: ServerThread) -> None:
 # -- hostile clients --------------------------------------------------------------------------
 
 
-def raw_connection(server: ServerThread) -> socket.socket:
+def raw_connection(server: BoltProxy) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
     return sock
 
@@ -570,7 +558,7 @@ def closed_by_server(sock: socket.socket) -> bool:
         return False
 
 
-def test_hostile_clients_do_not_stop_the_server(server: ServerThread) -> None:
+def test_hostile_clients_do_not_stop_the_server(server: BoltProxy) -> None:
     with raw_connection(server) as sock:  # garbage instead of a handshake
         sock.sendall(b"\x16\x03\x01\x02\x00" + bytes(300))
         assert closed_by_server(sock)
@@ -592,12 +580,12 @@ def test_hostile_clients_do_not_stop_the_server(server: ServerThread) -> None:
         assert sock.recv(4) == b"\x00\x00\x08\x05"
         sock.sendall(b"\x00\x04\xde\xad\xbe\xef\x00\x00")
         assert closed_by_server(sock)
-    with neo4j.GraphDatabase.driver(server.uri(), auth=AUTH) as driver:
+    with neo4j.GraphDatabase.driver(server.url(), auth=AUTH) as driver:
         assert single(driver, "ROWS 1")[0]["i"] == 0
 
 
-def test_audit_events(server: ServerThread) -> None:
-    with neo4j.GraphDatabase.driver(server.uri(), auth=AUTH) as driver:
+def test_audit_events(server: BoltProxy) -> None:
+    with neo4j.GraphDatabase.driver(server.url(), auth=AUTH) as driver:
         with contextlib.suppress(nex.Forbidden):
             driver.execute_query("MATCH (n) DETACH DELETE n")
         driver.execute_query(neo4j.Query("ECHO", metadata={"question": "who?"}), x=1)

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary
+from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary, Temporal
 from proxy.bolt import messages as m
+from proxy.bolt.context import ServerContext
 from proxy.bolt.handshake import MAGIC
 from proxy.bolt.packstream import Structure, Unpacker
-from proxy.bolt.session import ServerContext
 from proxy.bolt.values import ValueCodec
-from proxy.frontends.bolt import BoltProtocol
+from proxy.frontends.bolt_connection import BoltProtocol
 from proxy.model import Action, Finding, Severity, Verdict
 
 CODEC = ValueCodec()
@@ -654,13 +654,14 @@ def test_reset_interrupts_requests_queued_before_it() -> None:
 def test_unrepresentable_parameter_is_a_failure_not_a_disconnect() -> None:
     async def body() -> None:
         client, backend = await open_session()
-        bad_date = Structure(0x44, [10**9])
+        bad_date = Structure(0x44, ["2024-01-02"])
         [(tag, [meta])] = await client.exchange((m.RUN, ["RETURN $d", {"d": bad_date}, {}]))
-        assert tag == FAILURE and "range" in meta["message"]
+        assert tag == FAILURE and "invalid temporal structure" in meta["message"]
         good = (m.RUN, ["RETURN $d", {"d": dt.date(2024, 1, 2)}, {}])
         replies = await client.exchange((m.RESET, []), good)
         assert [t for t, _ in replies] == [SUCCESS, SUCCESS]
-        assert backend.log[-1][2] == {"d": dt.date(2024, 1, 2)}
+        # kept as the client sent it (days since the epoch), not turned into a Python date
+        assert backend.log[-1][2] == {"d": Temporal(0x44, (19724,))}
 
     run(body)
 

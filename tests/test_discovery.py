@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import redis
 
-from proxy.backends.bolt import BoltBackend
+from proxy.backends.bolt_relay import BoltRelayBackend
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.discovery import (
     backend_for_uri,
@@ -136,11 +136,11 @@ def test_backend_for_uri() -> None:
     falkor = backend_for_uri("falkordb://db.example:7000/social")
     assert isinstance(falkor, FalkorDBBackend) and falkor.graph == "social"
     bolt = backend_for_uri("neo4j+s://alice:s%3Acret@db.example:7687/sales")
-    assert isinstance(bolt, BoltBackend)
+    assert isinstance(bolt, BoltRelayBackend)
     assert (bolt.uri, bolt.auth, bolt.database) == (
         "neo4j+s://db.example:7687", ("alice", "s:cret"), "sales"
     )  # fmt: skip
     plain = backend_for_uri("bolt://localhost")
-    assert isinstance(plain, BoltBackend) and plain.auth is None and plain.database is None
+    assert isinstance(plain, BoltRelayBackend) and plain.auth is None and plain.database is None
     with pytest.raises(ValueError):
         backend_for_uri("http://localhost:7474")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from proxy.backends.bolt import BoltBackend
+from proxy.backends.bolt_relay import BoltRelayBackend
 from proxy.discovery import discover_schema
 from proxy.schema import SchemaCatalog
 
@@ -15,7 +15,7 @@ MOVIE_TYPES = {"ACTED_IN", "DIRECTED", "PRODUCED", "WROTE", "REVIEWED", "FOLLOWS
 
 def _discover(server: Any) -> dict[str, Any]:
     async def run() -> dict[str, Any]:
-        backend = BoltBackend(server.url, auth=server.auth, database=server.database)
+        backend = BoltRelayBackend(server.url, auth=server.auth, database=server.database)
         await backend.start()
         try:
             return await discover_schema(backend)

@@ -1,6 +1,6 @@
 """End to end with a real Bolt upstream: neo4j driver (sync and async) → query-guard
-(`BoltBackend`) → ArcadeDB from the `arcadedb-jvm` wheel, started by these tests with the movie
-graph. Reads through the proxy must equal the same reads straight to ArcadeDB's Bolt — values,
+(`BoltRelayBackend`) → ArcadeDB from the `arcadedb-jvm` wheel, started by these tests with the
+movie graph. Reads through the proxy must equal the same reads straight to ArcadeDB's Bolt — values,
 element ids and graph types included; pass-through credentials reach ArcadeDB; a 100,000-row
 result streams through the proxy (ArcadeDB has a cursor, so the proxy holds one batch).
 """

@@ -22,10 +22,10 @@ from neo4j import exceptions as nex
 from neo4j import graph as ng
 
 from proxy.backends.base import GraphNode, GraphPath, GraphRelationship, collect
-from proxy.backends.bolt import to_neutral
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.config import parse_config
 from proxy.runner import ProxyThread
+from tests.driver_values import to_neutral
 from tests.test_server import ServeProcess
 
 AUTH = ("neo4j", "anything")  # the embedded setup does not check credentials

@@ -44,6 +44,12 @@ def test_any_string_reaches_the_engine_unchanged(value: str) -> None:
         ("g.V().has('age', 29L).values('name')", ["marko"]),
         ("g.inject(null).count()", [1]),
         ("g.V().has('name', 'marko').project('a').by('name')", [{"a": "marko"}]),
+        # types graphersal has no values of: true of nothing (negated: of everything)
+        ("g.V().values('age').is(typeOf(GType.SHORT)).count()", [0]),
+        ("g.V().values('age').is(P.typeOf(GType.BIGDECIMAL)).count()", [0]),
+        ("g.V().values('age').is(P.typeOf(GType.VPROPERTY).negate()).count()", [4]),
+        ("g.V().values('age').is(typeOf(GType.INT)).count()", [4]),
+        ("g.inject({1, 1, 2}).unfold().count()", [2]),  # a set literal keeps distinct members
     ],
 )
 def test_traversals_run_as_judged(text: str, expected: list[object]) -> None:

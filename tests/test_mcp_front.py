@@ -57,6 +57,7 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         tools = await session.list_tools()
         calls = {
             "context": ("get_context", {}),
+            "samples": ("get_context", {"samples": 2}),
             "schema": ("get_schema", {}),
             "reversed": ("read_cypher", {
                 "query": "MATCH (m:Movie {title: $t})-[:ACTED_IN]->(p:Person) RETURN p.name",
@@ -93,6 +94,10 @@ def test_context_and_schema(session_results: dict[str, Any]) -> None:
     assert "(:Person)-[:ACTED_IN" in session_results["context"]
     assert "Rules:" in session_results["context"]
     assert "Movie" in session_results["schema"]
+    assert "Sample values" not in session_results["context"]
+    names = next(line for line in session_results["samples"].splitlines()
+                 if line.startswith("- Person.name: "))  # fmt: skip
+    assert names.count("'") == 4  # two quoted sample names
 
 
 def test_reads_are_guarded_and_fixed(session_results: dict[str, Any]) -> None:

@@ -20,7 +20,6 @@ import redis
 
 from proxy.backend_factory import make_backend
 from proxy.backends.base import BackendUnavailable
-from proxy.backends.bolt import CLIENT_AUTH, BoltBackend, client_auth_token, remember_client_auth
 from proxy.backends.bolt_relay import BoltRelayBackend
 from proxy.backends.embedded import free_port
 from proxy.backends.falkordb import FalkorDBBackend
@@ -181,9 +180,7 @@ def test_make_backend_from_config(monkeypatch: pytest.MonkeyPatch) -> None:
                      "database": "movies"}}
     )  # fmt: skip
     bolt = make_backend("bolt://h:7687", configured)
-    assert isinstance(bolt, BoltRelayBackend)  # `[backend] client = "relay"`, the default
-    driver = parse_config({"backend": {**configured.backend, "client": "driver"}})
-    assert isinstance(make_backend("bolt://h:7687", driver), BoltBackend)
+    assert isinstance(bolt, BoltRelayBackend)
     assert bolt.auth == ("neo", "s3cret") and bolt.database == "movies"
     assert not bolt.passthrough and bolt.read_only
     passthrough = make_backend("neo4j://h:7687", parse_config({}))
@@ -198,21 +195,3 @@ def test_make_backend_from_config(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match=r"backend\.cypher"):
         make_backend("http://h", parse_config({}))
 
-
-def test_client_credentials_stay_with_their_connection() -> None:
-    """Pass-through keeps each connection's credentials in its own task's context."""
-
-    async def connection(user: str) -> tuple[str, str]:
-        assert remember_client_auth({"scheme": "basic", "principal": user, "credentials": "pw"})
-        await asyncio.sleep(0.01)  # the other connection logs on meanwhile
-        auth = CLIENT_AUTH.get()
-        assert auth is not None
-        return auth.principal, auth.credentials
-
-    async def run() -> list[tuple[str, str]]:
-        return list(await asyncio.gather(connection("alice"), connection("bob")))
-
-    assert asyncio.run(run()) == [("alice", "pw"), ("bob", "pw")]
-    assert client_auth_token({"scheme": "none"}) is None
-    bearer = client_auth_token({"scheme": "bearer", "credentials": "tok"})
-    assert bearer is not None and bearer.scheme == "bearer" and bearer.credentials == "tok"

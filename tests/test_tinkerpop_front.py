@@ -17,7 +17,7 @@ from gremlin_python.driver.driver_remote_connection import DriverRemoteConnectio
 from gremlin_python.driver.serializer import GraphBinarySerializersV1, GraphSONSerializersV3d0
 from gremlin_python.process.anonymous_traversal import traversal
 from gremlin_python.process.graph_traversal import __
-from gremlin_python.process.traversal import Direction, GType, P, Pick, T
+from gremlin_python.process.traversal import Column, Direction, GType, Order, P, Pick, Scope, T
 from gremlin_python.structure.graph import Path, Vertex
 
 from proxy.config import parse_config
@@ -110,6 +110,24 @@ def test_element_maps_have_token_keys(g: Any) -> None:
     edge = g.E(11).element_map().next()
     assert edge[Direction.OUT] == {T.id: 4, T.label: "person"}
     assert edge[Direction.IN] == {T.id: 3, T.label: "software"} and edge["weight"] == 0.4
+
+
+def test_element_map_entries_keep_token_keys(g: Any) -> None:
+    entries = (
+        g.V().has("name", "vadas").element_map().order(Scope.local).by(Column.keys, Order.desc)
+        .unfold().to_list()
+    )  # fmt: skip
+    assert entries == [{"name": "vadas"}, {T.label: "person"}, {T.id: 2}, {"age": 27}]
+    merged = g.V().has("name", "vadas").element_map().merge(
+        __.V().has("name", "lop").element_map()
+    ).next()
+    assert merged[T.id] == 3 and merged[T.label] == "software" and merged["age"] == 27
+
+
+def test_injected_sets_arrive_as_sets(g: Any) -> None:
+    assert g.inject({1, 3}).to_list() == [{1, 3}]
+    creators = g.V().has("name", "lop").map(__.in_().values("name").fold().dedup(Scope.local))
+    assert creators.to_list() == [{"marko", "josh", "peter"}]
 
 
 def test_set_operations_answer_sets(g: Any) -> None:

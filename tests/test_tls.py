@@ -161,14 +161,13 @@ def test_mutual_tls_wants_a_client_certificate_the_ca_signed(
         assert records[0]["n"] == 38
 
 
-@pytest.mark.parametrize("client", ["relay", "driver"])
 def test_upstream_tls_is_verified_by_default(
-    tls_proxy: ProxyThread, pki: Pki, tmp_path: Path, client: str
+    tls_proxy: ProxyThread, pki: Pki, tmp_path: Path
 ) -> None:
     """A second proxy whose backend is the TLS proxy above: it trusts the test CA only when
     `tls_ca` names it; `tls_verify = false` connects to anything (tests only)."""
     upstream = f"bolt+s://localhost:{_port(tls_proxy)}"
-    trusting = {"tls_ca": str(pki.ca_pem), "client": client, "credentials": "configured"}
+    trusting = {"tls_ca": str(pki.ca_pem), "credentials": "configured"}
     backend = {**trusting, "user": "u"}
     with (
         ProxyThread(_config(tmp_path / "a", upstream, backend=backend)) as chained,
@@ -176,7 +175,7 @@ def test_upstream_tls_is_verified_by_default(
     ):
         records, _, _ = drv.execute_query(COUNT)
         assert records[0]["n"] == 38
-    untrusting = {"client": client, "credentials": "configured", "user": "u"}
+    untrusting = {"credentials": "configured", "user": "u"}
     with pytest.raises(Exception, match=r"(?i)certificate|CertVerification"):
         ProxyThread(_config(tmp_path / "b", upstream, backend=untrusting)).start()
     unverified = {**untrusting, "tls_verify": False}

@@ -25,14 +25,13 @@ ALLOWED: dict[str, str] = {
     "pause_writing": "asyncio.Protocol flow-control callback",
     "resume_writing": "asyncio.Protocol flow-control callback",
     # called by name by a library
-    "model_config": "pydantic reads a model's settings from this class attribute",
+    "model_config": "pydantic reads a model's settings from this class attribute (config schema)",
     "dictify": "gremlinpython's GraphSON writer calls a serializer's dictify",
-    "_on_*": "Bolt messages dispatched to handler methods by message name (proxy/bolt)",
+    "raw_match": "aiohttp asks a resource whether it answers a path (frontends/http.py)",
     "api": "a Bolt handler's message field it does not need (TELEMETRY api)",
     "routing": "a Bolt handler's message field it does not need (ROUTE routing context)",
     "bookmarks": "a Bolt handler's message field it does not need (BEGIN/ROUTE bookmarks)",
     # AST and result fields: the tree records the whole query even where no rule reads a part
-    "distinct": "AST field (RETURN/WITH DISTINCT, aggregate DISTINCT)",
     "op_span": "AST field (operator position)",
     "is_slice": "AST field (list slice vs index)",
     "descending": "AST field (ORDER BY … DESC)",

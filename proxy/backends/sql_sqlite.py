@@ -95,7 +95,7 @@ class SqliteBackend:
             for (table,) in tables:
                 for info in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,)):
                     rows.append((table, info[0], info[1]))
-            return SqlCatalog.from_rows(rows)
+            return SqlCatalog.from_rows(rows, self.dialect)
         finally:
             conn.close()
 

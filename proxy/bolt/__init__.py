@@ -1,7 +1,10 @@
 """Bolt, the neo4j wire protocol, spoken by the server side of the proxy.
 
-`packstream` (value codec), `values` (structure semantics per version), `messages` (requests,
-responses, chunk framing), `handshake` (version negotiation), `diagnostics` (findings as Bolt
-failures / notifications), `streaming` (PULL / DISCARD), `session` (the state machine). The
-asyncio server lives in `proxy.frontends.bolt`.
+`packstream` (value codec), `values` (structure semantics per version), `temporal` (client
+temporal parameters kept lossless), `messages` (requests, responses, chunk framing),
+`handshake` (version negotiation), `diagnostics` (findings as Bolt failures / notifications),
+`context` (what a server's connections share), `conversation` (one connection's state),
+`session` (the state machine), `queries` (RUN through the guard), `streaming` (PULL /
+DISCARD). Our upstream client: `upstream` (one connection) and `relay_results`, used by
+`proxy.backends.bolt_relay`. The asyncio server lives in `proxy.frontends.bolt`.
 """

@@ -91,7 +91,7 @@ def decode_request(data: bytes, codec: ValueCodec, max_values: int = 0) -> Reque
     so does one holding more than `max_values` PackStream values (0: no bound), refused
     before they are built (`LIM.MESSAGE_SIZE`).
     """
-    unpacker = Unpacker(data, codec.hydrate, budget=max_values)
+    unpacker = Unpacker(data, codec.hydrate_parameter, budget=max_values)
     try:
         size, tag = unpacker.structure_header()
     except PackStreamError as exc:

@@ -4,18 +4,25 @@ result keeps the framed RECORDs of its PULL in flight undecoded, hands them out 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from proxy.backends.base import BackendError, ResultSummary
 from proxy.bolt import messages as m
 from proxy.bolt.packstream import Packed
 from proxy.bolt.upstream import UpstreamConnection, decode_record
 
-if TYPE_CHECKING:
-    from proxy.backends.bolt_relay import AuthKey, BoltRelayBackend
-
 _NO_EXTRA = Packed.of({})
 REWIND_LIMIT = 16  # records a result remembers for `rewind` (the repair loop peeks at 2)
+AuthKey = tuple[tuple[str, str], ...]  # the credentials a pooled connection logged on with
+
+
+class ConnectionPool(Protocol):
+    """What a result or transaction needs of the backend that lent it its connection."""
+
+    fetch_size: int  # records per upstream PULL
+    records_decoded: int  # records that went through `fetch` (tests, metrics)
+
+    def release(self, conn: UpstreamConnection, key: AuthKey) -> None: ...
 
 
 class RelayResult:
@@ -23,7 +30,7 @@ class RelayResult:
     undecoded); the next PULL goes out when the client wants more than is buffered."""
 
     def __init__(
-        self, backend: BoltRelayBackend, conn: UpstreamConnection, key: AuthKey, owner: bool
+        self, backend: ConnectionPool, conn: UpstreamConnection, key: AuthKey, owner: bool
     ) -> None:
         self.keys: list[str] = []
         self.bolt_version = conn.version
@@ -166,7 +173,7 @@ class RelayResult:
 class RelayTransaction:
     """An explicit upstream transaction on one connection, returned to the pool at the end."""
 
-    def __init__(self, backend: BoltRelayBackend, conn: UpstreamConnection, key: AuthKey):
+    def __init__(self, backend: ConnectionPool, conn: UpstreamConnection, key: AuthKey):
         self._backend = backend
         self._conn: UpstreamConnection | None = conn
         self._key = key

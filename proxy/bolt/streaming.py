@@ -10,37 +10,17 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from proxy.backends.base import ResultStream
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
+from proxy.bolt.conversation import Conversation, OpenResult
 from proxy.bolt.limits import result_size_finding
 from proxy.bolt.packstream import Packed
-from proxy.model import Verdict
-
-if TYPE_CHECKING:
-    from proxy.bolt.session import BoltSession, NotificationFilter
-
-
-@dataclass(slots=True)
-class OpenResult:
-    """A result between its RUN and the PULL / DISCARD that exhausts it."""
-
-    stream: ResultStream
-    fields: list[str]
-    qid: int
-    verdict: Verdict
-    filter: NotificationFilter
-    database: str | None
-    in_tx: bool
-    records: int = 0
-    bytes: int = 0  # of the records sent (`[limits] max_result_bytes`)
-    streaming_since: float | None = None
-    # the stream's `fetch_raw` when its framed RECORDs can go to this client as they are
-    raw: Callable[[int], Awaitable[list[bytes]]] | None = None
+from proxy.bolt.values import ValueCodec
+from proxy.clock import elapsed_ms
 
 
 def raw_source(stream: ResultStream, client: tuple[int, int]) -> Any:
@@ -54,30 +34,30 @@ def raw_source(stream: ResultStream, client: tuple[int, int]) -> Any:
 
 
 class ResultPump:
-    """Streams one PULL / DISCARD for a session."""
+    """Streams the records of a connection's PULL / DISCARD."""
 
-    def __init__(self, session: BoltSession) -> None:
-        self.session = session
+    def __init__(self, conv: Conversation) -> None:
+        self.conv = conv
 
     async def run(self, result: OpenResult, n: int, discard: bool) -> bool | None:
         """Send records + SUCCESS. True when the result is exhausted, False when `has_more`,
         None when a RESET interrupted the stream (no summary was sent)."""
-        session = self.session
+        conv = self.conv
         if result.streaming_since is None:
             result.streaming_since = time.perf_counter()
         stream = result.stream
         if discard and n == -1:
             await stream.discard()
-            session.success(self._summary(result))
+            conv.success(self._summary(result))
             return True
-        batch_size = max(1, session.ctx.fetch_batch)
-        limits = session.ctx.limits
+        batch_size = max(1, conv.ctx.fetch_batch)
+        limits = conv.ctx.limits
         max_rows, max_bytes = limits.max_result_rows, limits.max_result_bytes
         raw = result.raw
         remaining = n
         exhausted = False
         while remaining != 0:
-            if session.interrupted or session.out.closed:
+            if conv.interrupted or conv.out.closed:
                 return None
             want = batch_size if remaining < 0 else min(batch_size, remaining)
             rows_left = max_rows - result.records if max_rows else -1
@@ -88,13 +68,13 @@ class ResultPump:
                 data: bytes | bytearray = records[0] if len(records) == 1 else b"".join(records)
                 sizes = [len(r) for r in records]
             else:
-                data, sizes = _encoded(await stream.fetch(ask), session)
+                data, sizes = _encoded(await stream.fetch(ask), conv.codec)
             got = len(sizes)
             sent, cut = _within(sizes, rows_left, max_bytes - result.bytes if max_bytes else -1)
             size = len(data) if sent == got else sum(sizes[:sent])
             if not discard and sent:
-                session.write(data if sent == got else data[:size])
-                await session.out.drain()
+                conv.write(data if sent == got else data[:size])
+                await conv.out.drain()
             result.records += sent
             result.bytes += size
             if cut is not None:
@@ -109,9 +89,9 @@ class ResultPump:
         if not exhausted and not stream.has_more():
             exhausted = True
         if exhausted:
-            session.success(self._summary(result))
+            conv.success(self._summary(result))
             return True
-        session.success({"has_more": True})
+        conv.success({"has_more": True})
         return False
 
     async def _cut(self, result: OpenResult, reason: str) -> None:
@@ -121,13 +101,13 @@ class ResultPump:
         result.verdict = replace(result.verdict, findings=(*result.verdict.findings, finding))
 
     def _summary(self, result: OpenResult) -> dict[str, Any]:
-        session = self.session
+        conv = self.conv
         summary = result.stream.summary()
         started = result.streaming_since or time.perf_counter()
         meta: dict[str, Any] = {
             "type": summary.query_type or "r",
-            "t_last": int((time.perf_counter() - started) * 1000),
-            "db": result.database or session.ctx.home_database,
+            "t_last": elapsed_ms(started),
+            "db": result.database or conv.ctx.home_database,
         }
         if summary.counters:
             meta["stats"] = dict(summary.counters)
@@ -138,7 +118,7 @@ class ResultPump:
         flt = result.filter
         # the upstream's own statuses, without its outcome status (ours says the same)
         upstream = [s for s in summary.statuses if not _is_outcome(s)]
-        if session.version >= diag.GQL_STATUSES_SINCE:
+        if conv.version >= diag.GQL_STATUSES_SINCE:
             meta["statuses"] = diag.statuses(
                 result.verdict,
                 result.records > 0,
@@ -154,13 +134,13 @@ class ResultPump:
         return meta
 
 
-def _encoded(rows: list[list[Any]], session: BoltSession) -> tuple[bytearray, list[int]]:
+def _encoded(rows: list[list[Any]], codec: ValueCodec) -> tuple[bytearray, list[int]]:
     """The RECORD messages of `rows`, framed into one buffer, and the size of each."""
     out = bytearray()
     sizes: list[int] = []
     for row in rows:
         start = len(out)
-        m.encode_records(out, [row], session.codec)
+        m.encode_records(out, [row], codec)
         sizes.append(len(out) - start)
     return out, sizes
 

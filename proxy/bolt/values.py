@@ -12,14 +12,31 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from proxy.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
+from proxy.backends.base import (
+    Duration,
+    GraphNode,
+    GraphPath,
+    GraphRelationship,
+    Point,
+    Temporal,
+)
 from proxy.bolt.packstream import InvalidValue, PackStreamError, Structure
+from proxy.bolt.temporal import (
+    DATE,
+    DATE_TIME,
+    DATE_TIME_ZONE_ID,
+    LEGACY_DATE_TIME,
+    LEGACY_DATE_TIME_ZONE_ID,
+    LOCAL_DATE_TIME,
+    LOCAL_TIME,
+    SHAPES,
+    TIME,
+    temporal_parameter,
+    temporal_structure,
+)
 
 NODE, RELATIONSHIP, UNBOUND_RELATIONSHIP, PATH = 0x4E, 0x52, 0x72, 0x50
-DATE, TIME, LOCAL_TIME, LOCAL_DATE_TIME, DURATION = 0x44, 0x54, 0x74, 0x64, 0x45
-DATE_TIME, DATE_TIME_ZONE_ID = 0x49, 0x69  # Bolt 5 (and 4.4 + utc patch): UTC seconds
-LEGACY_DATE_TIME, LEGACY_DATE_TIME_ZONE_ID = 0x46, 0x66  # Bolt 4.4: local wall-clock seconds
-POINT_2D, POINT_3D = 0x58, 0x59
+DURATION, POINT_2D, POINT_3D = 0x45, 0x58, 0x59
 
 UTC = dt.UTC
 EPOCH = dt.datetime(1970, 1, 1)
@@ -59,6 +76,8 @@ class ValueCodec:
             if value.z is None:
                 return Structure(POINT_2D, [value.srid, float(value.x), float(value.y)])
             return Structure(POINT_3D, [value.srid, float(value.x), float(value.y), float(value.z)])
+        if isinstance(value, Temporal):  # a client's parameter, sent on as it came
+            return temporal_structure(value, self.utc)
         raise PackStreamError(f"cannot send a value of type {type(value).__name__} over Bolt")
 
     def _node(self, n: GraphNode) -> Structure:
@@ -126,10 +145,17 @@ class ValueCodec:
             return Structure(LEGACY_DATE_TIME_ZONE_ID, [seconds, nanos, zone])
         return Structure(LEGACY_DATE_TIME, [seconds, nanos, _seconds(offset)])
 
-    # -- decoding (parameters) ------------------------------------------------------------
+    # -- decoding -------------------------------------------------------------------------
+
+    def hydrate_parameter(self, s: Structure) -> Any:
+        """The value of a structure a client sent: temporal ones stay lossless (`Temporal`),
+        so that they reach the backend exactly as sent; the rest as `hydrate` makes them."""
+        if s.tag in SHAPES:
+            return temporal_parameter(s)
+        return self.hydrate(s)
 
     def hydrate(self, s: Structure) -> Any:
-        """The plain Python / neutral value for a structure a client sent."""
+        """The plain Python / neutral value for a structure (a result value)."""
         handler = _HYDRATORS.get(s.tag)
         if handler is None:
             raise InvalidValue(f"unknown structure tag {s.tag:#04x}")

@@ -5,7 +5,10 @@ Each procedure is a name, its output columns in signature order, and a function 
 catalog to rows (one dict per row). Graph-valued columns (`apoc.meta.graph`'s virtual nodes
 and relationships, `db.schema.visualization`) are maps holding what the virtual entity's
 properties hold (`name`, `count`; `type`, `count`), since a literal cannot be a node.
-Indexes and constraints are not part of the catalog: those procedures answer no rows.
+`SHOW INDEXES` / `SHOW CONSTRAINTS` list the indexes and constraints discovery read from the
+database (`proxy.compat.indexes`). `apoc.schema.nodes()` / `apoc.schema.relationships()`
+answer no rows on purpose: langchain and neo4j-graphrag follow a RANGE row with a sized
+index by `apoc.schema.properties.distinct`, which the proxy does not serve.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from proxy.compat.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS
 from proxy.schema import SchemaCatalog
 
 Row = dict[str, Any]
@@ -240,6 +244,14 @@ def _none(cat: SchemaCatalog) -> list[Row]:
     return []
 
 
+def _indexes(cat: SchemaCatalog) -> list[Row]:
+    return [dict(r) for r in cat.indexes]
+
+
+def _constraints(cat: SchemaCatalog) -> list[Row]:
+    return [dict(r) for r in cat.constraints]
+
+
 def _served_procedures(cat: SchemaCatalog) -> list[Row]:
     return [
         {"name": p.name, "description": p.description, "mode": "READ", "worksOnSystem": False}
@@ -300,16 +312,8 @@ PROCEDURES: Mapping[str, Procedure] = {
 
 # `SHOW <target>` -> (default columns, rows)
 SHOW_COMMANDS: Mapping[str, tuple[tuple[str, ...], Callable[[SchemaCatalog], list[Row]]]] = {
-    "CONSTRAINTS": (
-        ("id", "name", "type", "entityType", "labelsOrTypes", "properties", "ownedIndex",
-         "propertyType"),
-        _none,
-    ),
-    "INDEXES": (
-        ("id", "name", "state", "populationPercent", "type", "entityType", "labelsOrTypes",
-         "properties", "indexProvider", "owningConstraint", "lastRead", "readCount"),
-        _none,
-    ),
+    "CONSTRAINTS": (CONSTRAINT_COLUMNS, _constraints),
+    "INDEXES": (INDEX_COLUMNS, _indexes),
     "PROCEDURES": (("name", "description", "mode", "worksOnSystem"), _served_procedures),
     "FUNCTIONS": (("name", "category", "description"), _served_functions),
 }  # fmt: skip

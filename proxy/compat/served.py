@@ -19,11 +19,8 @@ def dialect_of(backend_uri: str) -> str:
     return "falkordb" if not backend_uri or scheme in ("falkordb", "falkor", "redis") else ""
 
 
-def acknowledged(query: CypherQuery, node: ast.SchemaCommand, ctx: GuardContext) -> bool:
-    """An idempotent `CREATE … INDEX|CONSTRAINT … IF NOT EXISTS` that `[compat]
-    schema_statements = "acknowledge"` answers with an empty result instead of running."""
-    if ctx.compat.schema_statements != "acknowledge":
-        return False
+def idempotent(query: CypherQuery, node: ast.SchemaCommand) -> bool:
+    """`CREATE … INDEX|CONSTRAINT … IF NOT EXISTS`."""
     words = node.kind.upper().split()
     return (
         bool(words)
@@ -31,6 +28,12 @@ def acknowledged(query: CypherQuery, node: ast.SchemaCommand, ctx: GuardContext)
         and any(w in _SCHEMA_OBJECTS for w in words)
         and _IF_NOT_EXISTS.search(query.source(node)) is not None
     )
+
+
+def acknowledged(query: CypherQuery, node: ast.SchemaCommand, ctx: GuardContext) -> bool:
+    """An idempotent schema statement that `[compat] schema_statements = "acknowledge"`
+    answers with an empty result instead of running."""
+    return ctx.compat.schema_statements == "acknowledge" and idempotent(query, node)
 
 
 def answered(query: CypherQuery, node: ast.Node, ctx: GuardContext) -> bool:

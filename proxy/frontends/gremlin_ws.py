@@ -18,11 +18,17 @@ Results leave in batches (`batchSize`, default 64): 206 for each partial batch, 
 last, 204 for none. A guard block is 597 with the findings in the message; a malformed
 request 498/499; an engine failure 597 (the evaluation failed) or 500. Nothing a client sends
 takes the listener down.
+
+As on the Bolt front, bindings are checked against `[limits]` (`LIM.PARAMETERS`) and the guard
+runs in a bounded pool within `guard_timeout_ms` (`LIM.TIMEOUT`; `proxy.guard_pool`). Findings
+of a traversal that ran reach the client as the last response's status attributes `warnings`
+(lines) and `findings` (code, severity, message, hint), on a 200 even without results. An
+empty result goes to `repair` (`proxy.repair.gremlin`); the client's question (opting in to
+speculative repairs) is the request argument / HTTP field `question` or `g.with_("question", …)`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import inspect
@@ -36,16 +42,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import BasicAuth, WSMsgType, hdrs, web
-from gremlin_python.process.traversal import Binding, Bytecode, P, Traverser
+from gremlin_python.process.traversal import Bytecode, Traverser
 
 from proxy.backends.base import BackendError
 from proxy.clock import elapsed_ms
+from proxy.frontends.gremlin_requests import (
+    TextGuard,
+    block_message,
+    bytecode_bindings,
+    status_attributes,
+    take_question,
+)
 from proxy.gremlin import wire
 from proxy.gremlin.bytecode import from_bytecode
 from proxy.gremlin.errors import BytecodeError, GremlinScriptError, GremlinSyntaxError
 from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.printer import to_text
-from proxy.model import Finding, Severity, Verdict
+from proxy.guard_pool import GuardLimits, GuardPool, QueryLimits, judge
+from proxy.model import Finding, Verdict
+from proxy.repair.gremlin import GremlinRepair
 
 log = logging.getLogger("proxy.gremlin")
 
@@ -54,6 +69,8 @@ Submit = Callable[[Any, Mapping[str, Any]], Awaitable[list[Any]]]
 OnQuery = Callable[[Mapping[str, Any]], None]
 # The Bolt front's logon check, reused: {"scheme": "basic", "principal", "credentials"} -> ok
 Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
+# (judged traversal, its results, bindings, the client's question) -> what the client gets
+Repair = Callable[[str, list[Any], Mapping[str, Any], str | None], Awaitable[GremlinRepair]]
 
 DEFAULT_BATCH = 64
 MAX_FRAME = 16 * 1024 * 1024
@@ -83,11 +100,19 @@ class GremlinFrontend:
         max_frame: int = MAX_FRAME,
         ssl_context: ssl.SSLContext | None = None,
         authenticate: Authenticate | None = None,
+        limits: GuardLimits | None = None,
+        guard_workers: int = 2,
+        repair: Repair | None = None,
+        cached: Callable[[str], Verdict | None] | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: wss:// / https:// only
-        self._check, self._submit, self._on_query = check, submit, on_query
+        self._guard = TextGuard(check, cached)  # judged in the pool within [limits]
+        self._submit, self._on_query = submit, on_query
         self._authenticate = authenticate
+        self._limits: GuardLimits = limits or QueryLimits()
+        self._pool = GuardPool(guard_workers)
+        self._repair = repair
         self._max_frame = max_frame
         self._runner: web.AppRunner | None = None
         app = web.Application(client_max_size=max_frame)
@@ -109,6 +134,7 @@ class GremlinFrontend:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
+        self._pool.shutdown()
 
     # ------------------------------------------------------------------ WebSocket
 
@@ -143,19 +169,22 @@ class GremlinFrontend:
                 return [pending] if pending else []
             req = pending
         try:
-            results = await self._serve(req, peer)
+            user = session.user if session is not None else None
+            results, findings = await self._serve(req, peer, user)
         except Rejected as exc:
             return [wire.encode_response(req.mime, req.request_id, exc.status, None, exc.message)]
-        batch = _batch_size(req.args)
-        if not results:
+        batch, attributes = _batch_size(req.args), status_attributes(findings)
+        if not results and not attributes:
             return [wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [])]
         replies = []
         try:
-            for start in range(0, len(results), batch):
+            for start in range(0, max(len(results), 1), batch):
                 chunk = results[start : start + batch]
                 last = start + batch >= len(results)
                 status = wire.SUCCESS if last else wire.PARTIAL_CONTENT
-                replies.append(wire.encode_response(req.mime, req.request_id, status, chunk))
+                attrs = attributes if last else None
+                reply = wire.encode_response(req.mime, req.request_id, status, chunk, "", attrs)
+                replies.append(reply)
         except Exception as exc:  # a value the serializer cannot write: answer, stay up
             log.warning("gremlin: cannot serialize a result: %r", exc)
             message = f"a result could not be serialized: {exc!r}"
@@ -178,7 +207,7 @@ class GremlinFrontend:
             log.info("gremlin: authentication failed for %r", user)
             message = "Username and/or password are incorrect"
             return wire.encode_response(req.mime, req.request_id, wire.UNAUTHORIZED, None, message)
-        session.authenticated = True
+        session.authenticated, session.user = True, user
         session.pending.clear()
         if original is None:  # authentication sent first, on its own
             return wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [])
@@ -194,10 +223,12 @@ class GremlinFrontend:
     # ------------------------------------------------------------------ HTTP
 
     async def _http(self, request: web.Request) -> web.StreamResponse:
+        user = None
         if self._authenticate is not None:
             refused = await self._http_auth(request)
             if refused is not None:
                 return refused
+            user = BasicAuth.decode(request.headers.get(hdrs.AUTHORIZATION, "")).login
         body = await request.read()
         try:
             payload = json.loads(body)
@@ -206,13 +237,18 @@ class GremlinFrontend:
         except ValueError as exc:
             return _http_error(wire.MALFORMED_REQUEST, str(exc))
         args = {"gremlin": payload["gremlin"], "bindings": payload.get("bindings") or {}}
+        if isinstance(payload.get("question"), str):
+            args["question"] = payload["question"]
         req = wire.Request(uuid.uuid4(), "eval", "", args, wire.GRAPHSON3)
         try:
-            results = await self._serve(req, request.remote or "?")
+            results, findings = await self._serve(req, request.remote or "?", user)
         except Rejected as exc:
             return _http_error(exc.status, exc.message)
+        attributes = status_attributes(findings)
         try:
-            text = wire.encode_response(wire.GRAPHSON3, req.request_id, wire.SUCCESS, results)
+            text = wire.encode_response(
+                wire.GRAPHSON3, req.request_id, wire.SUCCESS, results, "", attributes
+            )
         except Exception as exc:  # a value the serializer cannot write
             message = f"a result could not be serialized: {exc!r}"
             return _http_error(wire.SERIALIZATION_ERROR, message)
@@ -232,10 +268,14 @@ class GremlinFrontend:
 
     # ------------------------------------------------------------------ one request
 
-    async def _serve(self, req: wire.Request, peer: str) -> list[Any]:
+    async def _serve(
+        self, req: wire.Request, peer: str, user: str | None = None
+    ) -> tuple[list[Any], list[Finding]]:
+        # the Bolt front's audit fields where they apply (no database, no transaction)
         event: dict[str, Any] = {
             "front": "gremlin", "language": "gremlin", "client": peer, "op": req.op,
-            "query": None, "backend_ms": None, "error": None,
+            "request_id": str(req.request_id), "query": None, "parameters": None,
+            "question": None, "backend_ms": None, "error": None, "user": user,
         }  # fmt: skip
         try:
             return await self._run(req, event)
@@ -249,7 +289,9 @@ class GremlinFrontend:
                 except Exception:  # auditing never breaks the query path
                     log.exception("gremlin: on_query hook raised")
 
-    async def _run(self, req: wire.Request, event: dict[str, Any]) -> list[Any]:
+    async def _run(
+        self, req: wire.Request, event: dict[str, Any]
+    ) -> tuple[list[Any], list[Finding]]:
         if req.op == "authentication":
             raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "authentication is not configured")
         if req.op not in ("eval", "bytecode"):
@@ -258,6 +300,11 @@ class GremlinFrontend:
         bindings = req.args.get("bindings") or {}
         if not isinstance(bindings, Mapping):
             raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "bindings must be a map")
+        question = req.args.get("question")
+        if req.op == "bytecode" and isinstance(gremlin, Bytecode):
+            gremlin, asked = take_question(gremlin)
+            question = question if isinstance(question, str) else asked
+        question = question if isinstance(question, str) else None
         if req.op == "eval":
             if not isinstance(gremlin, str):
                 raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "eval needs a gremlin script")
@@ -272,10 +319,9 @@ class GremlinFrontend:
             except (BytecodeError, Exception) as exc:
                 message = f"unreadable bytecode: {exc}"
                 raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, message) from exc
-        event["query"] = text
+        event.update(query=text, parameters=dict(bindings), question=question)
         started = time.perf_counter()
-        loop = asyncio.get_running_loop()
-        verdict = await loop.run_in_executor(None, self._check, text)
+        verdict = await judge(self._guard, text, dict(bindings), self._limits, self._pool)
         event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=elapsed_ms(started))
         if verdict.blocked:
             event["final_query"] = None
@@ -293,10 +339,20 @@ class GremlinFrontend:
         except BackendError as exc:
             event.update(backend_ms=elapsed_ms(started), error=exc.code)
             raise Rejected(wire.SCRIPT_EVALUATION_ERROR, exc.message) from exc
+        findings = list(verdict.findings)
+        if self._repair is not None:
+            repaired = await self._repair(final, results, bindings, question)
+            results, findings = repaired.results, findings + repaired.findings
+            if len(repaired.attempts) > 1:
+                event.update(
+                    final_query=repaired.query, repaired=repaired.repaired,
+                    repair=[a.to_dict() for a in repaired.attempts],
+                    codes=[*verdict.codes, *(f.code for f in repaired.findings)],
+                )
         event["backend_ms"] = elapsed_ms(started)
         if req.op == "bytecode":
-            return [Traverser(r, 1) for r in results]
-        return results
+            return [Traverser(r, 1) for r in results], findings
+        return results, findings
 
 
 @dataclass
@@ -304,6 +360,7 @@ class _Session:
     """One WebSocket connection's authentication state."""
 
     authenticated: bool
+    user: str | None = None  # whose credentials were checked (None: nobody's)
     pending: dict[uuid.UUID, wire.Request] = field(default_factory=dict)
 
 
@@ -315,40 +372,6 @@ def _sasl_plain(sasl: Any) -> tuple[str | None, str | None]:
         return user.decode("utf-8"), password.decode("utf-8")
     except (ValueError, TypeError, binascii.Error):
         return None, None
-
-
-def bytecode_bindings(value: Any) -> dict[str, Any]:
-    """The values of the `Binding`s a bytecode carries (gremlinpython sends a traversal's
-    variables inside its instructions, not in the request's `bindings`)."""
-    found: dict[str, Any] = {}
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Binding):
-            found[item.key] = item.value
-        elif isinstance(item, Bytecode):
-            stack += [a for inst in item.source_instructions + item.step_instructions
-                      for a in inst[1:]]  # fmt: skip
-        elif isinstance(item, P):
-            stack += [item.value, item.other]
-        elif isinstance(item, list | tuple | set | frozenset):
-            stack += list(item)
-        elif isinstance(item, dict):
-            stack += [*item.keys(), *item.values()]
-    return found
-
-
-def block_message(verdict: Verdict) -> str:
-    """The findings that caused the block, one per line (the LLM fixes its query from this)."""
-    errors = [f for f in verdict.findings if f.severity is Severity.ERROR] or list(
-        verdict.findings
-    )
-    return "query blocked by query-guard:\n" + "\n".join(_line(f) for f in errors)
-
-
-def _line(f: Finding) -> str:
-    hint = f" (hint: {f.hint})" if f.hint else ""
-    return f"{f.code} {f.severity}: {f.message}{hint}"
 
 
 def _batch_size(args: Mapping[str, Any]) -> int:

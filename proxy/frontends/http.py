@@ -2,9 +2,13 @@
 API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready`, `/metrics` (Prometheus) and
 the MCP server at `/mcp` (streamable HTTP).
 
-Every query goes through `proxy.service.QueryService` — the same guard, repair loop and audit
-as the Bolt front — and every response carries the guard's findings in a `queryGuard` object.
-Errors use the Bolt front's Neo4j status codes. Bodies over `max_body` bytes are refused (413).
+Every query goes through `proxy.service.QueryService` — the same guard, limits, repair loop
+and audit as the Bolt front — and every response carries the guard's findings in a
+`queryGuard` object. Errors use the Bolt front's Neo4j status codes. Bodies over `max_body`
+bytes are refused (413). With an `authenticate` hook (`[server] users`, pass-through
+credentials) every path but `/health` and `/ready` needs HTTP Basic or bearer credentials
+(`proxy.frontends.http_auth`). The Query API answers in Neo4j's typed JSON when the client
+accepts `application/vnd.neo4j.query`, and honours `accessMode: Read`.
 """
 
 from __future__ import annotations
@@ -19,12 +23,27 @@ from typing import Any
 from aiohttp import web
 from aiohttp_asgi import ASGIResource
 
-from proxy.bolt import diagnostics as diag
+from proxy.frontends.http_answers import (
+    access_read,
+    bad_request,
+    blocked,
+    body_of,
+    error_json,
+    failed,
+    guard_json,
+    optional_text,
+    parameters_of,
+    text_of,
+    v2_answer,
+    v2_response,
+    verdict_json,
+)
+from proxy.frontends.http_auth import AuthHook, HttpAuth
 from proxy.frontends.http_tx import HttpTransactions
 from proxy.frontends.json_values import to_json
 from proxy.grounding_context import context_text, reciprocity_notes, schema_text
 from proxy.metrics import CONTENT_TYPE, Metrics
-from proxy.model import Verdict
+from proxy.samples import MAX_SAMPLES, sample_values, samples_text
 from proxy.service import QueryResult, QueryService
 
 log = logging.getLogger("proxy.http")
@@ -51,6 +70,9 @@ class HttpFrontend:
         mcp: Any = None,
         cors_origins: tuple[str, ...] = (),
         ssl_context: ssl.SSLContext | None = None,
+        authenticate: AuthHook | None = None,
+        bearer: bool = False,
+        anonymous: bool = False,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: https:// only
@@ -64,7 +86,11 @@ class HttpFrontend:
         self.max_rows = max_rows
         self._runner: web.AppRunner | None = None
         self.cors_origins = frozenset(cors_origins)
-        app = web.Application(client_max_size=max_body, middlewares=[self._cors])
+        middlewares: list[Any] = [self._cors]
+        if authenticate is not None:  # after CORS: a preflight carries no credentials
+            auth = HttpAuth(authenticate, bearer=bearer, anonymous=anonymous)
+            middlewares.append(auth.middleware)
+        app = web.Application(client_max_size=max_body, middlewares=middlewares)
         r = app.router
         r.add_get("/health", self._health)
         r.add_get("/ready", self._readiness)
@@ -76,11 +102,13 @@ class HttpFrontend:
         r.add_get("/v1/context", self._context)
         r.add_post("/db/{db}/query/v2", self._query_v2)
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
-        self.transactions = HttpTransactions(service.backend, self._run_in_tx, _v2_answer)
+        self.transactions = HttpTransactions(
+            service.backend, self._run_in_tx, v2_answer, database=self._database
+        )
         self.transactions.routes(r)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
-            r.register_resource(ASGIResource(mcp.streamable_http_app(), root_path="/"))
+            r.register_resource(_McpResource(mcp.streamable_http_app(), root_path="/"))
         self.app = app
 
     async def start(self) -> None:
@@ -97,6 +125,7 @@ class HttpFrontend:
 
     async def close(self) -> None:
         await self.transactions.close()
+        self.service.close()
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
@@ -149,40 +178,40 @@ class HttpFrontend:
     # ------------------------------------------------------------------ guard API
 
     async def _check(self, request: web.Request) -> web.Response:
-        body = await _body(request)
-        text, language = _text(body, "query"), body.get("language", "cypher")
+        body = await body_of(request)
+        text, language = text_of(body, "query"), body.get("language", "cypher")
         if language not in LANGUAGES:
-            raise _bad_request(f"language must be one of {list(LANGUAGES)}")
-        verdict = await self.service.check(text, language)
-        return web.json_response(_verdict_json(verdict))
+            raise bad_request(f"language must be one of {list(LANGUAGES)}")
+        verdict = await self.service.check(text, language, parameters_of(body))
+        return web.json_response(verdict_json(verdict))
 
     async def _query(self, request: web.Request) -> web.Response:
-        body = await _body(request)
-        text = _text(body, "query")
+        body = await body_of(request)
+        text = text_of(body, "query")
         language = body.get("language", "cypher")
         if language not in ("cypher", "sql"):
-            raise _bad_request("language 'cypher' or 'sql' runs here (use the Gremlin front)")
-        question = body.get("question")
+            raise bad_request("language 'cypher' or 'sql' runs here (use the Gremlin front)")
+        question = optional_text(body, "question")
         result = await self.service.run(
             text,
-            _parameters(body),
+            parameters_of(body),
             front="http",
             client=request.remote or "",
-            question=question if isinstance(question, str) else None,
+            question=question,
             max_rows=self.max_rows,
             language=language,
         )
-        if result.blocked:
-            return _blocked(result.verdict)
         if result.error is not None:
-            return _failed(result)
+            return failed(result)
+        if result.blocked:
+            return blocked(result.verdict)
         return web.json_response(
             {
                 "fields": result.fields,
                 "rows": [[to_json(v) for v in row] for row in result.rows],
                 "truncated": result.truncated,
                 "query": result.query,
-                "queryGuard": _guard_json(result),
+                "queryGuard": guard_json(result),
             }
         )
 
@@ -196,7 +225,13 @@ class HttpFrontend:
         )
 
     async def _context(self, request: web.Request) -> web.Response:
-        return web.Response(text=context_text(self.service.guard.ctx.schema))
+        """The grounding context; `?samples=n` adds up to n sample values per property."""
+        raw = request.query.get("samples", "0")
+        if not raw.isdigit() or int(raw) > MAX_SAMPLES:
+            raise bad_request(f"'samples' must be a whole number from 0 to {MAX_SAMPLES}")
+        schema = self.service.guard.ctx.schema
+        samples = await sample_values(self.service.backend, schema, int(raw))
+        return web.Response(text=context_text(schema, samples_text(samples)))
 
     async def _openapi(self, request: web.Request) -> web.Response:
         from proxy.frontends.openapi import document
@@ -207,40 +242,43 @@ class HttpFrontend:
 
     async def _query_v2(self, request: web.Request) -> web.Response:
         db = self._database(request)
-        body = await _body(request)
+        body = await body_of(request)
         result = await self.service.run(
-            _text(body, "statement"), _parameters(body), front="http-query-v2",
+            text_of(body, "statement"), parameters_of(body, request), front="http-query-v2",
             client=request.remote or "", database=db, max_rows=self.max_rows,
+            read_access=access_read(body),
         )  # fmt: skip
-        answer = _v2_answer(result)
-        return answer if isinstance(answer, web.Response) else web.json_response(answer, status=202)
+        answer = v2_answer(request, result)
+        return answer if isinstance(answer, web.Response) else v2_response(request, answer)
 
-    async def _run_in_tx(self, request: web.Request, body: dict[str, Any], tx: Any) -> QueryResult:
+    async def _run_in_tx(
+        self, request: web.Request, body: dict[str, Any], tx: Any, read: bool
+    ) -> QueryResult:
         self._database(request)
         return await self.service.run(
-            _text(body, "statement"), _parameters(body), front="http-query-v2",
-            client=request.remote or "", max_rows=self.max_rows, tx=tx,
+            text_of(body, "statement"), parameters_of(body, request), front="http-query-v2",
+            client=request.remote or "", max_rows=self.max_rows, tx=tx, read_access=read,
         )  # fmt: skip
 
     async def _tx_commit(self, request: web.Request) -> web.Response:
         db = self._database(request)
-        body = await _body(request)
+        body = await body_of(request)
         statements = body.get("statements")
         if not isinstance(statements, list):
-            raise _bad_request('the body must be {"statements": [{"statement": …}, …]}')
+            raise bad_request('the body must be {"statements": [{"statement": …}, …]}')
         results: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         guard: list[dict[str, Any]] = []
         for item in statements:
             if not isinstance(item, dict):
-                raise _bad_request("each statement must be an object")
+                raise bad_request("each statement must be an object")
             result = await self.service.run(
-                _text(item, "statement"), _parameters(item), front="http-tx",
+                text_of(item, "statement"), parameters_of(item), front="http-tx",
                 client=request.remote or "", database=db, max_rows=self.max_rows,
             )  # fmt: skip
-            guard.append(_guard_json(result))
+            guard.append(guard_json(result))
             if result.blocked or result.error is not None:
-                errors.append(_error_json(result))
+                errors.append(error_json(result))
                 break  # Neo4j rolls the transaction back at the first error
             results.append(
                 {
@@ -267,85 +305,9 @@ class HttpFrontend:
         return None
 
 
-# ---------------------------------------------------------------------- helpers
+class _McpResource(ASGIResource):  # type: ignore[misc]
+    """The MCP app's resource: it answers `/mcp` only, so a wrong method on any other path
+    gets aiohttp's 405 and an unknown path its 404 (not the MCP app's)."""
 
-
-async def _body(request: web.Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _bad_request(f"the body is not JSON: {exc}") from exc
-    if not isinstance(body, dict):
-        raise _bad_request("the body must be a JSON object")
-    return body
-
-
-def _text(body: dict[str, Any], key: str) -> str:
-    value = body.get(key)
-    if not isinstance(value, str):
-        raise _bad_request(f"'{key}' must be a string")
-    return value
-
-
-def _parameters(body: dict[str, Any]) -> dict[str, Any]:
-    params = body.get("parameters") or {}
-    if not isinstance(params, dict):
-        raise _bad_request("'parameters' must be an object")
-    return params
-
-
-def _bad_request(message: str) -> web.HTTPBadRequest:
-    error = {"code": diag.REQUEST_INVALID, "message": message}
-    return web.HTTPBadRequest(text=json.dumps({"errors": [error]}), content_type="application/json")
-
-
-def _v2_answer(result: QueryResult) -> dict[str, Any] | web.Response:
-    """A Query API v2 body for a result, or the error response for a blocked/failed one."""
-    if result.blocked:
-        return _blocked(result.verdict)
-    if result.error is not None:
-        return _failed(result)
-    return {
-        "data": {
-            "fields": result.fields,
-            "values": [[to_json(v) for v in row] for row in result.rows],
-        },
-        "bookmarks": [],
-        "queryGuard": _guard_json(result),
-    }
-
-
-def _verdict_json(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "action": str(verdict.action),
-        "query": verdict.query,
-        "forward": None if verdict.blocked else verdict.to_run,
-        "findings": [f.to_dict() for f in verdict.findings],
-    }
-
-
-def _guard_json(result: QueryResult) -> dict[str, Any]:
-    out = _verdict_json(result.verdict)
-    if result.attempts:
-        out["attempts"] = result.attempts
-    return out
-
-
-def _error_json(result: QueryResult) -> dict[str, Any]:
-    if result.blocked:
-        blocking = diag.blocking_findings(result.verdict)
-        message = "\n".join(diag.finding_line(f) for f in blocking) or "blocked by the guard"
-        return {"code": diag.block_code(result.verdict), "message": message}
-    assert result.error is not None
-    return {"code": result.error.code, "message": result.error.message}
-
-
-def _blocked(verdict: Verdict) -> web.Response:
-    result = QueryResult(verdict)
-    body = {"errors": [_error_json(result)], "queryGuard": _verdict_json(verdict)}
-    return web.json_response(body, status=400)
-
-
-def _failed(result: QueryResult) -> web.Response:
-    body = {"errors": [_error_json(result)], "queryGuard": _guard_json(result)}
-    return web.json_response(body, status=400)
+    def raw_match(self, path: str) -> bool:
+        return path == "/mcp" or path.startswith("/mcp/")

@@ -5,7 +5,8 @@
 body's statement, if any), `DELETE …/tx/{id}` rolls it back. A transaction expires
 `timeout` seconds after its last request (rolled back, then unknown:
 `Neo.ClientError.Transaction.TransactionNotFound`); a statement that is blocked or fails
-rolls its transaction back, as Neo4j does.
+rolls its transaction back, as Neo4j does. A transaction opened with `accessMode: Read` refuses
+every statement that writes (`Neo.ClientError.Statement.AccessMode`).
 """
 
 from __future__ import annotations
@@ -21,23 +22,34 @@ from typing import Any
 
 from aiohttp import web
 
+from proxy.frontends.http_answers import access_read, parameters_of, text_of, v2_response
 from proxy.service import QueryResult
 
 NOT_FOUND = "Neo.ClientError.Transaction.TransactionNotFound"
-Run = Callable[[web.Request, dict[str, Any], Any], Awaitable[QueryResult]]
-Respond = Callable[[QueryResult], dict[str, Any] | web.Response]
+# guard + execute one statement of a body in a transaction (read: `accessMode: Read`)
+Run = Callable[[web.Request, dict[str, Any], Any, bool], Awaitable[QueryResult]]
+Respond = Callable[[web.Request, QueryResult], dict[str, Any] | web.Response]
 
 
 @dataclass
 class _Open:
     tx: Any
     expires: dt.datetime
+    read: bool = False
     timer: asyncio.TimerHandle | None = None
 
 
 class HttpTransactions:
-    def __init__(self, backend: Any, run: Run, respond: Respond, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        backend: Any,
+        run: Run,
+        respond: Respond,
+        timeout: float = 30.0,
+        database: Callable[[web.Request], Any] | None = None,
+    ) -> None:
         self._backend = backend
+        self._database = database  # checks `{db}` (raises the 404)
         self._run = run  # guard + execute one statement of a body in a transaction
         self._respond = respond  # the Query API body for a result, or an error response
         self._timeout = timeout
@@ -56,25 +68,26 @@ class HttpTransactions:
     # ------------------------------------------------------------------ handlers
 
     async def _begin(self, request: web.Request) -> web.Response:
-        body = await _optional_body(request)
+        body = await self._body(request)
+        read = access_read(body)
         tx = await self._backend.begin(None, None)
         tx_id = secrets.token_hex(8)
-        self._open[tx_id] = _Open(tx, _now())
+        self._open[tx_id] = _Open(tx, _now(), read)
         self._touch(tx_id)
         return await self._run_in(request, tx_id, body)
 
     async def _statement(self, request: web.Request) -> web.Response:
         tx_id = self._known(request)
         self._touch(tx_id)
-        return await self._run_in(request, tx_id, await _optional_body(request))
+        return await self._run_in(request, tx_id, await self._body(request))
 
     async def _commit(self, request: web.Request) -> web.Response:
         tx_id = self._known(request)
-        body = await _optional_body(request)
+        body = await self._body(request)
         payload: dict[str, Any] = {}
-        if body.get("statement"):
-            result = await self._run(request, body, self._open[tx_id].tx)
-            answer = self._respond(result)
+        if "statement" in body:
+            entry = self._open[tx_id]
+            answer = self._respond(request, await self._run(request, body, entry.tx, entry.read))
             if isinstance(answer, web.Response):
                 await self._drop(tx_id, rollback=True)
                 return answer
@@ -84,7 +97,7 @@ class HttpTransactions:
             entry.timer.cancel()
         bookmark = await entry.tx.commit()
         payload["bookmarks"] = [bookmark] if bookmark else []
-        return web.json_response(payload, status=202)
+        return v2_response(request, payload)
 
     async def _rollback(self, request: web.Request) -> web.Response:
         tx_id = self._known(request)
@@ -96,17 +109,31 @@ class HttpTransactions:
     async def _run_in(self, request: web.Request, tx_id: str, body: dict[str, Any]) -> web.Response:
         entry = self._open[tx_id]
         payload: dict[str, Any] = {}
-        if body.get("statement"):
-            answer = self._respond(await self._run(request, body, entry.tx))
+        if "statement" in body:
+            answer = self._respond(request, await self._run(request, body, entry.tx, entry.read))
             if isinstance(answer, web.Response):
                 await self._drop(tx_id, rollback=True)
                 return answer
             payload = answer
         payload["transaction"] = {"id": tx_id, "expires": entry.expires.isoformat()}
         payload.setdefault("bookmarks", [])
-        return web.json_response(payload, status=202)
+        return v2_response(request, payload)
+
+    async def _body(self, request: web.Request) -> dict[str, Any]:
+        """The request's body (may be empty), its `{db}`, statement and parameters checked
+        before anything runs."""
+        if self._database is not None:
+            self._database(request)
+        body = await _optional_body(request)
+        if "statement" in body:
+            text_of(body, "statement")
+        parameters_of(body, request)
+        access_read(body)
+        return body
 
     def _known(self, request: web.Request) -> str:
+        if self._database is not None:
+            self._database(request)
         tx_id = request.match_info["id"]
         if tx_id not in self._open:
             error = {"code": NOT_FOUND, "message": f"transaction {tx_id} is not open (expired, "

@@ -18,6 +18,7 @@ from mcp.server.fastmcp import FastMCP
 from proxy.frontends.json_values import to_json
 from proxy.grounding_context import context_text, schema_text
 from proxy.model import Severity, Verdict
+from proxy.samples import MAX_SAMPLES, sample_values, samples_text
 from proxy.service import QueryService
 
 GremlinRun = Callable[[str, Mapping[str, Any]], Awaitable[dict[str, Any]]]
@@ -58,9 +59,13 @@ def build_mcp(
         return schema_text(service.guard.ctx.schema)
 
     @app.tool(description="Grounding context for writing queries: schema, direction notes and "
-                          "rules that prevent the common mistakes. Call this first.")  # fmt: skip
-    def get_context() -> str:
-        return context_text(service.guard.ctx.schema)
+                          "rules that prevent the common mistakes. Call this first. samples: "
+                          f"up to that many stored values per property (0-{MAX_SAMPLES}), to "
+                          "copy literal values exactly.")  # fmt: skip
+    async def get_context(samples: int = 0) -> str:
+        schema = service.guard.ctx.schema
+        n = max(0, min(int(samples), MAX_SAMPLES))
+        return context_text(schema, samples_text(await sample_values(service.backend, schema, n)))
 
     @app.tool(description="Check a query without running it: the verdict (allow, rewrite, "
                           "block), the query that would run, and the findings. "

@@ -1,4 +1,6 @@
-"""The OpenAPI 3.1 description of the HTTP front (`GET /openapi.json`)."""
+"""The OpenAPI 3.1 description of the HTTP front (`GET /openapi.json`): every operation with
+every answer it can give, errors included (400/401/404/413), so a generated client — or a
+schema-driven fuzzer — knows each shape."""
 
 from __future__ import annotations
 
@@ -33,15 +35,49 @@ _VERDICT = {
 }
 _ERRORS = {
     "type": "object",
+    "required": ["errors"],
     "properties": {
         "errors": {
             "type": "array",
             "items": {
                 "type": "object",
+                "required": ["code", "message"],
                 "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
             },
         },
         "queryGuard": {"$ref": "#/components/schemas/Verdict"},
+    },
+}
+_V2 = {
+    "type": "object",
+    "required": ["bookmarks"],
+    "properties": {
+        "data": {
+            "type": "object",
+            "required": ["fields", "values"],
+            "properties": {
+                "fields": {"type": "array", "items": {"type": "string"}},
+                "values": {"type": "array", "items": {"type": "array"}},
+            },
+        },
+        "bookmarks": {"type": "array", "items": {"type": "string"}},
+        "transaction": {
+            "type": "object",
+            "required": ["id", "expires"],
+            "properties": {"id": {"type": "string"}, "expires": {"type": "string"}},
+        },
+        "queryGuard": {"$ref": "#/components/schemas/Verdict"},
+    },
+}
+_TYPED = "application/vnd.neo4j.query"
+_ERR = {"$ref": "#/components/schemas/Errors"}
+_STATEMENT = {
+    "type": "object",
+    "required": ["statement"],
+    "properties": {
+        "statement": {"type": "string"},
+        "parameters": {"type": "object"},
+        "accessMode": {"enum": ["Read", "Write"]},
     },
 }
 
@@ -50,71 +86,180 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    schema = {"type": "object", "required": required, "properties": properties}
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
+def _v2(description: str) -> dict[str, Any]:
+    """A Query API answer: plain JSON, or typed JSON when the client accepts it."""
+    schema = {"$ref": "#/components/schemas/QueryResult"}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": schema}, _TYPED: {"schema": schema}},
+    }
+
+
+def _body(schema: dict[str, Any], *, required: bool = True) -> dict[str, Any]:
+    return {"required": required, "content": {"application/json": {"schema": schema}}}
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "required": required, "properties": properties}
+
+
+def _errors(*statuses: str) -> dict[str, Any]:
+    """The error answers of an operation; every guarded path may also answer 401 (credentials
+    required by `[server] users` or pass-through) and 413 (body over the size limit)."""
+    text = {
+        "400": "blocked by the guard, failed in the database, or an invalid request",
+        "401": "credentials missing or refused (WWW-Authenticate says which schemes)",
+        "404": "no such database or transaction",
+    }
+    out = {s: _json(_ERR, text[s]) for s in statuses}
+    out["413"] = {
+        "description": "the body is larger than [server] http_max_body_bytes",
+        "content": {"text/plain": {"schema": {"type": "string"}}},
+    }
+    return out
+
+
+def _db(*more: str) -> list[dict[str, Any]]:
+    names = ("db", *more)
+    return [
+        {"name": n, "in": "path", "required": True, "schema": {"type": "string"}} for n in names
+    ]
 
 
 def document() -> dict[str, Any]:
     verdict = {"$ref": "#/components/schemas/Verdict"}
-    errors = {"$ref": "#/components/schemas/Errors"}
-    query_props = {"query": {"type": "string"}, "parameters": {"type": "object"}}
+    text = {"content": {"text/plain": {"schema": {"type": "string"}}}}
+    params = {"type": "object"}
     return {
         "openapi": "3.1.0",
         "info": {"title": "query-guard", "version": __version__},
         "paths": {
             "/v1/check": {"post": {
                 "summary": "The guard's verdict on a query, without executing it",
-                "requestBody": _body(
-                    {"query": {"type": "string"},
+                "requestBody": _body(_object(
+                    {"query": {"type": "string"}, "parameters": params,
                      "language": {"enum": ["cypher", "gremlin", "sql"]}},
                     ["query"],
-                ),
-                "responses": {"200": _json(verdict, "the verdict")},
+                )),
+                "responses": {"200": _json(verdict, "the verdict"), **_errors("400", "401")},
             }},
             "/v1/query": {"post": {
                 "summary": "Guard, repair and execute a Cypher read (or guard and run SQL)",
-                "requestBody": _body(
-                    {**query_props, "question": {"type": "string"},
-                     "language": {"enum": ["cypher", "sql"]}},
+                "requestBody": _body(_object(
+                    {"query": {"type": "string"}, "parameters": params,
+                     "question": {"type": "string"}, "language": {"enum": ["cypher", "sql"]}},
                     ["query"],
-                ),
+                )),
                 "responses": {
-                    "200": _json({"type": "object", "properties": {
+                    "200": _json(_object({
                         "fields": {"type": "array", "items": {"type": "string"}},
                         "rows": {"type": "array", "items": {"type": "array"}},
                         "truncated": {"type": "boolean"},
                         "query": {"type": "string"},
                         "queryGuard": verdict,
-                    }}, "the rows"),
-                    "400": _json(errors, "blocked by the guard, or failed in the database"),
+                    }, ["fields", "rows", "truncated", "query", "queryGuard"]), "the rows"),
+                    **_errors("400", "401"),
                 },
             }},
             "/v1/schema": {"get": {
-                "summary": "The schema catalog the guard uses",
-                "responses": {"200": _json({"type": "object"}, "the catalog")},
+                "summary": "The schema catalog the guard uses (null before discovery)",
+                "responses": {"200": _json({"type": "object"}, "the catalog"),
+                              **_errors("401")},
             }},
             "/v1/context": {"get": {
                 "summary": "Grounding context text for an LLM's prompt",
-                "responses": {"200": {"description": "text",
-                                      "content": {"text/plain": {"schema": {"type": "string"}}}}},
+                "parameters": [{"name": "samples", "in": "query", "required": False,
+                                "description": "sample values per (label, property), 0-10",
+                                "schema": {"type": "integer", "minimum": 0, "maximum": 10}}],
+                "responses": {"200": {"description": "the context", **text},
+                              **_errors("400", "401")},
             }},
             "/db/{db}/query/v2": {"post": {
-                "summary": "Neo4j Query API v2",
-                "parameters": [{"name": "db", "in": "path", "required": True,
-                                "schema": {"type": "string"}}],
-                "requestBody": _body(
-                    {"statement": {"type": "string"}, "parameters": {"type": "object"}},
-                    ["statement"],
-                ),
-                "responses": {"202": _json({"type": "object"}, "data and bookmarks"),
-                              "400": _json(errors, "blocked or failed")},
+                "summary": "Neo4j Query API v2 (typed JSON with Accept: " + _TYPED + ")",
+                "parameters": _db(),
+                "requestBody": _body(_STATEMENT),
+                "responses": {"202": _v2("data and bookmarks"),
+                              **_errors("400", "401", "404")},
             }},
-            "/health": {"get": {"summary": "Liveness",
+            "/db/{db}/query/v2/tx": {"post": {
+                "summary": "Open an explicit transaction (and run the body's statement)",
+                "parameters": _db(),
+                "requestBody": _body(_object(_STATEMENT["properties"], []), required=False),
+                "responses": {"202": _v2("the transaction (and the statement's data)"),
+                              **_errors("400", "401", "404")},
+            }},
+            "/db/{db}/query/v2/tx/{id}": {
+                "post": {
+                    "summary": "Run a statement in an open transaction",
+                    "parameters": _db("id"),
+                    "requestBody": _body(_object(_STATEMENT["properties"], []), required=False),
+                    "responses": {"202": _v2("the statement's data"),
+                                  **_errors("400", "401", "404")},
+                },
+                "delete": {
+                    "summary": "Roll an open transaction back",
+                    "parameters": _db("id"),
+                    "responses": {"200": _json(_object({"bookmarks": {"type": "array"}},
+                                                       ["bookmarks"]), "rolled back"),
+                                  **_errors("401", "404")},
+                },
+            },
+            "/db/{db}/query/v2/tx/{id}/commit": {"post": {
+                "summary": "Commit an open transaction (after the body's statement, if any)",
+                "parameters": _db("id"),
+                "requestBody": _body(_object(_STATEMENT["properties"], []), required=False),
+                "responses": {"202": _v2("committed"), **_errors("400", "401", "404")},
+            }},
+            "/db/{db}/tx/commit": {"post": {
+                "summary": "Neo4j's legacy transactional endpoint (one transaction)",
+                "parameters": _db(),
+                "requestBody": _body(_object(
+                    {"statements": {"type": "array", "items": _STATEMENT}}, ["statements"]
+                )),
+                "responses": {
+                    "200": _json(_object({
+                        "results": {"type": "array", "items": _object({
+                            "columns": {"type": "array", "items": {"type": "string"}},
+                            "data": {"type": "array", "items": {"type": "object"}},
+                        }, ["columns", "data"])},
+                        "errors": {"type": "array", "items": {"type": "object"}},
+                        "queryGuard": {"type": "array", "items": verdict},
+                    }, ["results", "errors"]), "results and errors"),
+                    **_errors("400", "401", "404"),
+                },
+            }},
+            "/health": {"get": {"summary": "Liveness (never needs credentials)", "security": [{}],
                                 "responses": {"200": _json({"type": "object"}, "alive")}}},
-            "/ready": {"get": {"summary": "Backend reachable and schema loaded",
-                               "responses": {"200": _json({"type": "object"}, "ready"),
-                                             "503": _json({"type": "object"}, "not ready")}}},
+            "/ready": {"get": {
+                "summary": "Backend reachable and schema loaded (never needs credentials)",
+                "security": [{}],
+                "responses": {"200": _json(_READY, "ready"),
+                              "503": _json(_READY, "not ready: see reason")},
+            }},
         },
-        "components": {"schemas": {"Finding": _FINDING, "Verdict": _VERDICT, "Errors": _ERRORS}},
+        # none, or either scheme: which one a proxy wants depends on its configuration
+        "security": [{}, {"basic": []}, {"bearer": []}],
+        "components": {
+            "schemas": {"Finding": _FINDING, "Verdict": _VERDICT, "Errors": _ERRORS,
+                        "QueryResult": _V2},
+            "securitySchemes": {
+                "basic": {"type": "http", "scheme": "basic",
+                          "description": "a [server] users account, or the database's "
+                                         "(pass-through)"},
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "a token the database accepts (pass-through)"},
+            },
+        },
     }  # fmt: skip
+
+
+_READY = {
+    "type": "object",
+    "required": ["ready"],
+    "properties": {
+        "ready": {"type": "boolean"},
+        "backend": {"type": "boolean"},
+        "schema": {"type": "boolean"},
+        "reason": {"type": "string"},
+    },
+}

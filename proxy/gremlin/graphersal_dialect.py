@@ -6,11 +6,17 @@ text. Differences from TinkerPop Gremlin that the printer bridges:
 
 * strings are double-quoted (single quotes are not strings there); `\\uXXXX` escapes only for
   control characters, so no quote or line terminator is ever spelt as an escape;
-* `null` is `()`; maps are `#{"k": v}`; sets are printed as lists (`{a, b}` is not a literal);
+* `null` is `()`; maps are `#{"k": v}`; sets are printed as lists of their distinct members
+  (`{a, b}` is not a literal);
 * numbers carry no type suffix (`1L`, `1.5f`, `1.5M` are plain numbers);
 * the terminal step is not printed: `Rendered.terminal` tells the backend how to finish
   (`to_list()` is appended; `next()`, `toSet()`, `hasNext()`, `iterate()` are applied to
   the list in Python, as Gremlin Server would return them).
+
+* `typeOf(GType.X)` for a type graphersal has no values of (`SHORT`, `BYTE`, `BIGINT`,
+  `BIGDECIMAL`, `CHAR`, `BINARY`, `SET`, `TREE`, `VPROPERTY`: its numbers are 64-bit, its
+  collections lists and maps, its properties flattened) is true of nothing there: it is
+  printed as `P.within()`, which graphersal evaluates (its `GType` has no such member).
 
 What graphersal cannot express (strategies, `UUID(...)`, NaN/Infinity, enum map keys) raises
 `Unsupported` with a message naming it: the front answers that the embedded engine does not
@@ -32,6 +38,10 @@ from proxy.gremlin.lexicon import WITH_OPTION_KEYS
 from proxy.gremlin.printer import predicate_text
 from proxy.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
 
+# GType members graphersal has no values of (see the module docstring)
+NO_VALUES_OF = frozenset(
+    {"SHORT", "BYTE", "BIGINT", "BIGDECIMAL", "CHAR", "BINARY", "SET", "TREE", "VPROPERTY"}
+)
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -104,8 +114,10 @@ class _Printer:
             return self.predicate(node)
         if isinstance(node, ast.Traversal):
             return self.traversal(node)
-        if isinstance(node, ast.ListLit | ast.SetLit):
+        if isinstance(node, ast.ListLit):
             return "[" + ", ".join(self.arg(i) for i in node.items) + "]"
+        if isinstance(node, ast.SetLit):  # a list of its distinct members: {1, 1} is {1}
+            return "[" + ", ".join(dict.fromkeys(self.arg(i) for i in node.items)) + "]"
         if isinstance(node, ast.MapLit):
             entries = (f"{_key(e.key)}: {self.arg(e.value)}" for e in node.entries)
             return "#{" + ", ".join(entries) + "}"
@@ -117,6 +129,9 @@ class _Printer:
         raise Unsupported(f"{kind} values are not supported by the embedded engine")
 
     def predicate(self, p: ast.Predicate) -> str:
+        first = p.args[0] if len(p.args) == 1 else None
+        if p.name == "typeOf" and isinstance(first, ast.Enum) and first.value in NO_VALUES_OF:
+            p = ast.Predicate(p.span, "P", "within", [], p.chain)
         return predicate_text(p, self.arg)
 
 

@@ -3,8 +3,10 @@ plain lists and string-keyed maps (graphersal) answers with the types Gremlin Se
 
 graphersal returns a `path()` as a list, a `difference()`/`intersect()` set as a list, and an
 `elementMap()` with the keys `"id"`, `"label"`, `"IN"`, `"OUT"` where TinkerPop has the tokens
-`T.id`, `T.label`, `Direction.IN`, `Direction.OUT`. The last step that shapes the traverser
-(steps that only filter or modulate are looked through) says which of these the results are:
+`T.id`, `T.label`, `Direction.IN`, `Direction.OUT` (also once its entries are ordered with
+`order(local)`, unfolded, or merged with another map). The last step that shapes the
+traverser (steps that only filter or modulate are looked through) says which of these the
+results are:
 
 >>> from proxy.gremlin.parser import parse_traversal
 >>> shape_of(parse_traversal("g.V().out().path().by('name').limit(2)"))
@@ -37,13 +39,32 @@ _LOCAL = frozenset({"dedup", "limit", "range", "tail", "skip", "order", "sample"
 
 def shape_of(traversal: ast.Traversal) -> str | None:
     """`path`, `set`, `elementMap`, `id` or None (nothing to convert)."""
-    for step in reversed(traversal.steps):
+    spawn = traversal.spawn
+    if (
+        spawn is not None and spawn.name == "inject" and spawn.args
+        and all(isinstance(a, ast.SetLit) for a in spawn.args)
+        and all(s.name in _KEEP for s in traversal.steps)
+    ):  # fmt: skip
+        return SET  # `g.inject({1, 3})`: the sets themselves (graphersal has lists)
+    return _shape(traversal.steps)
+
+
+def _shape(steps: list[ast.Step]) -> str | None:
+    for i in range(len(steps) - 1, -1, -1):
+        step = steps[i]
         if step.name in _LOCAL and _is_local(step):
+            if step.name == "order" and _shape(steps[:i]) == ELEMENT_MAP:
+                return ELEMENT_MAP  # an element map with its entries ordered
             return SET if step.name == "dedup" else None
         if step.name in _KEEP:
             continue
         if step.name == "path":
             return PATH
+        inner = step.args[0] if len(step.args) == 1 else None
+        if step.name in ("map", "local") and isinstance(inner, ast.Traversal):
+            return _shape(inner.steps)  # what the body yields (`map(__.fold().dedup(local))`)
+        if step.name in ("unfold", "merge") and _shape(steps[:i]) == ELEMENT_MAP:
+            return ELEMENT_MAP  # its entries (one-key maps), or two element maps merged
         if step.name in _SETS:
             return SET
         if step.name in ("elementMap", "valueMap"):  # valueMap(true) / with(tokens)

@@ -169,7 +169,13 @@ def _graphson_arg(key: str, value: Any, reader: graphsonV3d0.GraphSONReader) -> 
         conf = {k: _graphson_arg(k, v, reader) for k, v in conf.items()}
         return TraversalStrategy(kind[2:], conf, body.get("fqcn"))
     if kind in ("g:List", "g:Set") and isinstance(body, list):
-        return [_graphson_arg(key, v, reader) for v in body]
+        items = [_graphson_arg(key, v, reader) for v in body]
+        if kind == "g:Set":  # as GraphBinary's reader builds it: a set, when it can be one
+            try:
+                return set(items)
+            except TypeError:
+                return items
+        return items
     if kind == "g:Map" and isinstance(body, list):
         items = [_graphson_arg(key, v, reader) for v in body]
         return dict(zip(items[::2], items[1::2], strict=False))
@@ -189,7 +195,7 @@ def _graphson_predicate(
     operator = str(body.get("predicate"))
     value = _graphson_arg("", body.get("value"), reader)
     if operator in ("within", "without"):
-        return kind(operator, value if isinstance(value, list) else [value])
+        return kind(operator, list(value) if isinstance(value, list | set) else [value])
     if operator in ("between", "inside", "outside", "and", "or") and isinstance(value, list):
         return kind(operator, *value[:2])
     return kind(operator, value)

@@ -5,6 +5,9 @@ compact text form `from_text` reads (tests, fixtures):
     customers(customer_id integer, customer_name text); orders(order_id integer, total real)
 
 Names keep the database's spelling; lookups are case-insensitive (`table`, `columns`).
+`dialect` names the database's identifier rule (sqlglot's normalization strategy: PostgreSQL
+folds unquoted names to lower case and matches quoted ones exactly, SQLite ignores case); ""
+(the text form) ignores case.
 """
 
 from __future__ import annotations
@@ -21,14 +24,15 @@ _TABLE = re.compile(r"\s*([^\s(]+)\s*\(([^)]*)\)\s*")
 class SqlCatalog:
     # table -> column -> declared type ("" when the database declares none)
     tables: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    dialect: str = ""  # the database's sqlglot dialect: how it matches identifiers
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, str, str]]) -> SqlCatalog:
+    def from_rows(cls, rows: Iterable[tuple[str, str, str]], dialect: str = "") -> SqlCatalog:
         """From (table, column, type) rows in column order, as discovery queries return them."""
         tables: dict[str, dict[str, str]] = {}
         for table, column, type_ in rows:
             tables.setdefault(table, {})[column] = type_ or ""
-        return cls(tables)
+        return cls(tables, dialect)
 
     @classmethod
     def from_text(cls, text: str) -> SqlCatalog:

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
@@ -44,8 +45,9 @@ class SqlQuery:
     @classmethod
     def parse(cls, text: str, dialect: str = "postgres") -> SqlQuery:
         try:
-            tokens = sqlglot.tokenize(text, read=dialect)
-            trees = sqlglot.parse(text, read=dialect)
+            reader = Dialect.get_or_raise(dialect)
+            tokens = reader.tokenize(text)
+            trees = reader.parser().parse(tokens, text)  # tokenized once
         except ParseError as exc:
             info = exc.errors[0] if exc.errors else {}
             line, col = int(info.get("line") or 1), int(info.get("col") or 1)

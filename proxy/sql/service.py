@@ -1,6 +1,7 @@
 """SQL for the whole-query fronts (HTTP `/v1/query` with `language: "sql"`, MCP `read_sql`):
 the SQL backend started on first use, its schema handed to the guard (`GuardContext.sql_schema`)
-before the first SQL verdict, and the judged query rendered for the database.
+before the first SQL verdict, the judged query rendered for the database, and the repair loop
+(`proxy.sql.repair`) on an empty result.
 """
 
 from __future__ import annotations
@@ -13,14 +14,19 @@ from typing import Any
 from proxy.backends.base import BackendError
 from proxy.model import Verdict
 from proxy.pipeline import Guard
+from proxy.repair.model import RepairSettings
 from proxy.sql.backend import Params, SqlBackend
 from proxy.sql.query import SqlQuery
+from proxy.sql.repair import SqlOutcome, SqlRepairLoop
 
 
 class SqlService:
-    def __init__(self, guard: Guard, backend: SqlBackend | None) -> None:
+    def __init__(
+        self, guard: Guard, backend: SqlBackend | None, repair: RepairSettings | None = None
+    ) -> None:
         self.guard = guard
         self.backend = backend
+        self.repair = repair if repair is not None else RepairSettings()  # `[repair]`
         self._ready = False
         self._lock = asyncio.Lock()
 
@@ -50,16 +56,33 @@ class SqlService:
         query = SqlQuery.parse(verdict.to_run, self.guard.ctx.settings.sql_dialect)
         return query.emit(self.backend.dialect)
 
-    async def execute(
-        self, verdict: Verdict, params: Params, max_rows: int
-    ) -> tuple[str, list[str], list[list[Any]]]:
+    async def run(
+        self, verdict: Verdict, params: Params, max_rows: int, question: str | None = None
+    ) -> SqlOutcome:
+        """Execute the judged query and, on an empty result, the repair loop (`[repair]`):
+        every candidate judged by the guard again and run read-only here. Raises
+        BackendError only when no database is configured or reachable."""
         if self.backend is None:
             raise BackendError("no SQL database is configured ([backend] sql = \"off\")")
         await self.ready()
         loop = asyncio.get_running_loop()
-        text = await loop.run_in_executor(None, self.judged_text, verdict)
-        fields, rows = await self.backend.run(text, params, max_rows)
-        return text, fields, rows
+        backend = self.backend
+
+        async def check(text: str) -> Verdict:
+            return await loop.run_in_executor(None, self.guard.check, text, "sql")
+
+        async def render(judged: Verdict) -> str:
+            return await loop.run_in_executor(None, self.judged_text, judged)
+
+        async def run(text: str, rows: int, bound: bool) -> tuple[list[str], list[list[Any]]]:
+            return await backend.run(text, params if bound else None, rows)
+
+        repair = SqlRepairLoop(
+            self.repair, dialect=self.guard.ctx.settings.sql_dialect,
+            backend_dialect=backend.dialect, catalog=self.guard.ctx.sql_schema,
+            check=check, render=render, run=run, question=question, params=params,
+        )  # fmt: skip
+        return await repair.run(verdict.to_run, await render(verdict), max_rows)
 
     async def close(self) -> None:
         if self.backend is not None and self._ready:

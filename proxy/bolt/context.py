@@ -1,0 +1,93 @@
+"""What every Bolt connection of one server shares (`ServerContext`) and the way a connection
+writes to its client (`Output`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from proxy.backends.base import Backend, BackendError
+from proxy.bolt.limits import BoltLimits, GuardPool, judge
+from proxy.model import Verdict
+
+if TYPE_CHECKING:
+    from proxy.repair.repairer import Repairer
+
+log = logging.getLogger("proxy.bolt")
+
+Guard = Callable[[str, dict[str, Any]], Verdict]
+OnQuery = Callable[[dict[str, Any]], None]
+# May return an awaitable: a pass-through backend checks the credentials upstream at LOGON.
+Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
+# What Neo4j answers for a database it does not have; the message names our finding code.
+DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
+DATABASE_CODE = "SEC.DATABASE"
+
+
+class Output(Protocol):
+    closed: bool  # the client went away: stop producing
+
+    def write(self, data: bytes | bytearray) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class ServerContext:
+    """What every connection of one server shares (immutable once serving)."""
+
+    guard: Guard
+    backend: Backend
+    advertised_address: str = "localhost:7687"
+    on_query: OnQuery | None = None
+    authenticate: Authenticate | None = None
+    server_agent: str = "Neo4j/5.26.0"
+    home_database: str = "neo4j"
+    routing_ttl: int = 300
+    fetch_batch: int = 1000
+    # DESIGN §6: reads that fail or come back empty are retried by the repair loop
+    repairer: Repairer | None = None
+    # ask Bolt >= 5.4 clients for TELEMETRY messages (one per query: they go nowhere)
+    telemetry: bool = True
+    # the names a client may give as its database (BEGIN / RUN / ROUTE `db`); None: any
+    databases: frozenset[str] | None = None
+    # [limits]: parameters, messages, results, connections, the guard's time budget
+    limits: BoltLimits = field(default_factory=BoltLimits)
+    # where the guard runs, off the event loop (None: inline, for tests of the state machine)
+    guard_pool: GuardPool | None = None
+
+    async def judge(self, query: str, parameters: dict[str, Any]) -> Verdict:
+        """The guard's verdict within the limits (see `proxy.bolt.limits.judge`)."""
+        return await judge(self.guard, query, parameters, self.limits, self.guard_pool)
+
+    def database(self, extra: dict[str, Any]) -> str | None:
+        """The backend database a request's `db` names: None for the home database (whatever
+        the backend's default). Raises `DatabaseNotServed` outside `[backend] databases`."""
+        db = extra.get("db")
+        if db is not None and not isinstance(db, str):
+            raise DatabaseNotServed(repr(db), self.databases or frozenset())
+        if not db or db == self.home_database:
+            return None
+        self.check_served(db)
+        return db
+
+    def check_served(self, db: str) -> None:
+        allowed = self.databases
+        if allowed is not None and db not in allowed and db != self.home_database:
+            raise DatabaseNotServed(db, allowed)
+
+
+class DatabaseNotServed(BackendError):
+    """The client named a database this proxy does not serve (`[backend] databases`)."""
+
+    def __init__(self, name: str, allowed: frozenset[str]) -> None:
+        served = ", ".join(repr(n) for n in sorted(allowed) if n) or "none"
+        super().__init__(
+            f"{DATABASE_CODE}: database {name!r} is not served by this proxy; use the default "
+            f"database (no name) or one of: {served}",
+            DATABASE_NOT_FOUND,
+        )

@@ -1,0 +1,103 @@
+"""What the Gremlin front reads from a request and writes into a response, beside the
+protocol (`proxy.gremlin.wire`): the bindings and the client's question a bytecode carries,
+the block message, the findings as status attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
+
+from proxy.model import Finding, Severity, Verdict
+
+_OPTIONS = "org.apache.tinkerpop.gremlin.process.traversal.strategy.decoration.OptionsStrategy"
+
+
+def take_question(bytecode: Bytecode) -> tuple[Bytecode, str | None]:
+    """The bytecode without the `question` a client put in `g.with_("question", …)`
+    (gremlinpython folds it into an `OptionsStrategy`), and that question."""
+    question: str | None = None
+    kept: list[list[Any]] = []
+    for inst in bytecode.source_instructions:
+        strategy = inst[1] if inst[0] == "withStrategies" and len(inst) == 2 else None
+        if isinstance(strategy, TraversalStrategy) and strategy.strategy_name == "OptionsStrategy":
+            config = dict(strategy.configuration or {})
+            asked = config.pop("question", None)
+            if isinstance(asked, str):
+                question = asked
+                if config:
+                    kept.append([inst[0], TraversalStrategy("OptionsStrategy", config, _OPTIONS)])
+                continue
+        kept.append(inst)
+    if question is None:
+        return bytecode, None
+    out = Bytecode()
+    out.source_instructions = kept
+    out.step_instructions = list(bytecode.step_instructions)
+    out.bindings = dict(bytecode.bindings)
+    return out, question
+
+
+def status_attributes(findings: list[Finding]) -> dict[str, Any]:
+    """The findings as a response's status attributes (empty: none to report)."""
+    if not findings:
+        return {}
+    return {
+        "warnings": [_line(f) for f in findings if f.severity is not Severity.INFO],
+        "findings": [
+            {"code": f.code, "severity": str(f.severity), "message": f.message,
+             "hint": f.hint or ""}
+            for f in findings
+        ],
+    }  # fmt: skip
+
+
+def bytecode_bindings(value: Any) -> dict[str, Any]:
+    """The values of the `Binding`s a bytecode carries (gremlinpython sends a traversal's
+    variables inside its instructions, not in the request's `bindings`)."""
+    found: dict[str, Any] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Binding):
+            found[item.key] = item.value
+        elif isinstance(item, Bytecode):
+            stack += [a for inst in item.source_instructions + item.step_instructions
+                      for a in inst[1:]]  # fmt: skip
+        elif isinstance(item, P):
+            stack += [item.value, item.other]
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack += list(item)
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+    return found
+
+
+def block_message(verdict: Verdict) -> str:
+    """The findings that caused the block, one per line (the LLM fixes its query from this)."""
+    errors = [f for f in verdict.findings if f.severity is Severity.ERROR] or list(
+        verdict.findings
+    )
+    return "query blocked by query-guard:\n" + "\n".join(_line(f) for f in errors)
+
+
+def _line(f: Finding) -> str:
+    hint = f" (hint: {f.hint})" if f.hint else ""
+    return f"{f.code} {f.severity}: {f.message}{hint}"
+
+
+class TextGuard:
+    """A Gremlin check (`text -> Verdict`) in the shape `proxy.guard_pool.judge` takes
+    (`(text, parameters) -> Verdict`, with `cached` for a repeated traversal)."""
+
+    def __init__(
+        self, check: Callable[[str], Verdict], cached: Callable[[str], Verdict | None] | None
+    ) -> None:
+        self._check, self._cached = check, cached
+
+    def __call__(self, text: str, parameters: dict[str, Any]) -> Verdict:
+        return self._check(text)
+
+    def cached(self, text: str, parameters: dict[str, Any]) -> Verdict | None:
+        return self._cached(text) if self._cached is not None else None

@@ -1,0 +1,150 @@
+"""The guard off the event loop, within the `[limits]` every front applies: query parameters
+(`max_parameters`, `max_parameter_bytes`, `max_parameter_depth`: `LIM.PARAMETERS`) checked
+first, then the guard in a bounded thread pool within its time budget (`guard_timeout_ms`:
+`LIM.TIMEOUT`, fail closed), so a huge query never freezes the event loop. Used by the Bolt
+front (`proxy.bolt.limits.BoltLimits`) and the Gremlin front (`QueryLimits`).
+
+Each refusal is a blocked `Verdict` with its own finding code, so the client gets the same
+shape as for any blocked query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from proxy.model import Action, Finding, Severity, Verdict
+
+
+class GuardLimits(Protocol):
+    """The bounds `judge` applies (0 switches one off)."""
+
+    @property
+    def max_parameters(self) -> int: ...
+    @property
+    def max_parameter_bytes(self) -> int: ...
+    @property
+    def max_parameter_depth(self) -> int: ...
+    @property
+    def guard_timeout(self) -> float: ...  # seconds
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """`[limits]`'s parameter bounds and guard budget, for fronts other than Bolt."""
+
+    max_parameters: int = 100
+    max_parameter_bytes: int = 1024 * 1024
+    max_parameter_depth: int = 8
+    guard_timeout: float = 5.0  # seconds
+    guard_workers: int = 2
+
+    @classmethod
+    def from_config(cls, limits: Mapping[str, Any]) -> QueryLimits:
+        d = cls()
+        return cls(
+            max_parameters=limits.get("max_parameters", d.max_parameters),
+            max_parameter_bytes=limits.get("max_parameter_bytes", d.max_parameter_bytes),
+            max_parameter_depth=limits.get("max_parameter_depth", d.max_parameter_depth),
+            guard_timeout=limits.get("guard_timeout_ms", d.guard_timeout * 1000) / 1000,
+            guard_workers=limits.get("guard_workers", d.guard_workers),
+        )
+
+
+class GuardPool:
+    """Threads the guard runs in, off the event loop, in two lanes: queries up to
+    `SHORT_QUERY` characters (every LLM query; each costs milliseconds) and longer ones, so a
+    few huge queries cannot occupy the threads that everyone else's queries need."""
+
+    SHORT_QUERY = 8 * 1024
+
+    def __init__(self, workers: int) -> None:
+        self.short = concurrent.futures.ThreadPoolExecutor(workers, "query-guard")
+        self.long = concurrent.futures.ThreadPoolExecutor(workers, "query-guard-long")
+
+    def lane(self, query: str) -> concurrent.futures.Executor:
+        return self.short if len(query) <= self.SHORT_QUERY else self.long
+
+    def shutdown(self) -> None:
+        """Stop taking work; a guard still running finishes in its thread, unheard."""
+        for pool in (self.short, self.long):
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def blocked(query: str, code: str, message: str) -> Verdict:
+    """A verdict that refuses `query` with one error finding."""
+    finding = Finding(code, Severity.ERROR, message, (0, 0), rule="limits")
+    return Verdict(Action.BLOCK, query, (finding,), query)
+
+
+def parameter_problem(parameters: Mapping[str, Any], limits: GuardLimits) -> str | None:
+    """Why `parameters` exceed the limits (None: they fit). One iterative walk, stopping at
+    the first bound crossed; sizes are those of the values' PackStream form, roughly."""
+    if limits.max_parameters and len(parameters) > limits.max_parameters:
+        return (
+            f"the query has {len(parameters)} parameters; the limit is {limits.max_parameters} "
+            "([limits] max_parameters). Pass fewer parameters, e.g. one list instead of many"
+        )
+    max_bytes, max_depth = limits.max_parameter_bytes, limits.max_parameter_depth
+    size = 0
+    stack: list[tuple[Any, int]] = [(v, 1) for v in parameters.values()]
+    size += sum(len(k) + 2 for k in parameters)
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list | tuple):
+            if max_depth and depth > max_depth:
+                return (
+                    f"parameter values nest more than {max_depth} lists/maps deep "
+                    "([limits] max_parameter_depth). Flatten the parameter"
+                )
+            size += 5
+            if isinstance(value, dict):
+                size += sum(len(k) + 2 for k in value)
+                stack.extend((v, depth + 1) for v in value.values())
+            else:
+                stack.extend((v, depth + 1) for v in value)
+        elif isinstance(value, str | bytes | bytearray):
+            size += len(value) + 5
+        else:
+            size += 9
+        if max_bytes and size > max_bytes:
+            return (
+                f"the parameters are larger than {max_bytes} bytes "
+                "([limits] max_parameter_bytes). Send less data per query"
+            )
+    return None
+
+
+async def judge(
+    guard: Callable[[str, dict[str, Any]], Verdict],
+    query: str,
+    parameters: dict[str, Any],
+    limits: GuardLimits,
+    pool: GuardPool | None,
+) -> Verdict:
+    """The guard's verdict on `query`: parameters checked first (`LIM.PARAMETERS`), then the
+    guard in `pool` (off the event loop) within `limits.guard_timeout` (`LIM.TIMEOUT`: fail
+    closed; the worker thread finishes in the background and its result is dropped)."""
+    problem = parameter_problem(parameters, limits)
+    if problem is not None:
+        return blocked(query, "LIM.PARAMETERS", problem)
+    if pool is None:
+        return guard(query, parameters)
+    cached = getattr(guard, "cached", None)  # a repeated query: no trip to the pool
+    hit = cached(query, parameters) if cached is not None else None
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    lane = pool.lane(query)
+    future = asyncio.get_running_loop().run_in_executor(lane, guard, query, parameters)
+    try:
+        return await asyncio.wait_for(future, limits.guard_timeout or None)
+    except TimeoutError:
+        return blocked(
+            query,
+            "LIM.TIMEOUT",
+            f"checking the query took longer than {limits.guard_timeout:g} s "
+            "([limits] guard_timeout_ms), so it was not run. Send a shorter, simpler query",
+        )
