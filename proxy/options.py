@@ -9,8 +9,8 @@ The options become a strict pydantic model (`options_model`), like every configu
 an unknown key, a value of the wrong type (no coercion: `1` is no bool, `"3"` no int; an int
 is accepted for a float) or outside `choices` is a `ConfigError` naming `rules.<name>.<key>`.
 `type` may be any annotation pydantic understands (`int`, `list[str]`, `Literal[...]`); a
-bare `list` means a list of strings. Plugins that declare no `OPTIONS` get their table as
-written.
+bare `list` means a list of strings. A built-in rule without `OPTIONS` takes none; a
+third-party plugin that declares no `OPTIONS` gets its table as written (API version 1).
 """
 
 from __future__ import annotations
@@ -86,9 +86,9 @@ def declared_options(plugin: object) -> Mapping[str, Option] | None:
 def typed_rule_options(pm: pluggy.PluginManager, cfg: Config) -> dict[str, Mapping[str, Any]]:
     """Each registered rule's `[rules.<name>]` table, validated and typed by its `OPTIONS`; a
     table for a rule that is not installed is an error naming it (with the file line)."""
-    from proxy.plugins import known_rule_names
+    from proxy.plugins import builtin_rule_names, known_rule_names
 
-    known = known_rule_names(pm)
+    known, builtin = known_rule_names(pm), set(builtin_rule_names())
     out: dict[str, Mapping[str, Any]] = dict(cfg.rules)
     try:
         for name in cfg.rules:
@@ -96,7 +96,11 @@ def typed_rule_options(pm: pluggy.PluginManager, cfg: Config) -> dict[str, Mappi
                 installed = ", ".join(sorted(known))
                 raise ConfigError(f"rules.{name}", f"unknown rule; installed rules: {installed}")
         for name, plugin in pm.list_name_plugin():
+            if plugin is None:  # disabled: its table is kept, not checked
+                continue
             declared = declared_options(plugin)
+            if declared is None and name in builtin and name in cfg.rules:
+                declared = {}  # a built-in rule without OPTIONS takes none
             if declared is not None:
                 out[name] = resolve_options(name, declared, cfg.rules.get(name, {}))
     except ConfigError as exc:

@@ -201,6 +201,17 @@ def test_check_with_a_bad_config_exits_2_naming_file_line_and_key(
     assert f"{bad}:3: limits.guard_workers: must be ≥ 1, got 0" in err
 
 
+def test_serve_names_the_line_of_a_value_refused_while_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    data = tmp_path / "data"
+    bad.write_text(f'[server]\ndata_dir = "{data}"\nbolt = "nonsense"\n')
+    assert main(["serve", "--config", str(bad)]) == 2
+    assert f"{bad}:3: server.bolt: must look like 'host:port'" in capsys.readouterr().err
+    assert not data.exists()  # refused before starting anything
+
+
 def test_missing_and_malformed_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml")
