@@ -8,9 +8,15 @@ table's model, with its default::
     class GuardTable(Table):
         cache_size: Off = 4096
 
-`conf/query-guard.toml` documents every key (tests/test_config.py keeps them in step) and a
-test finds a reader for each in proxy/ or plugins/. `describe()` turns a `ValidationError` into
-the dotted key (`guard.allowed_procedures[2]`) and a message an operator can act on.
+Adding a key: that one line here, the key with its default and meaning in
+`conf/query-guard.toml` (tests/test_config.py keeps the two in step), and the code that reads
+it (`config.server["key"]`, …; the test looks for a reader of every key in proxy/ and
+plugins/). A `[guard]` or `[limits]` key the pure pipeline needs also gets a `GuardSettings`
+field of the same name (proxy/config.py fills it by name). Choices: `Literal[...]`; ranges:
+`Off`, `Positive`, `Field(ge=…)`; checks across keys or beyond types: a `field_validator`.
+
+`describe()` turns a `ValidationError` into the dotted key (`guard.allowed_procedures[2]`) and
+a message an operator can act on; proxy/config.py adds the file line.
 """
 
 from __future__ import annotations

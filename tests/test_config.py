@@ -191,6 +191,35 @@ def test_keys_are_located_whatever_the_toml_layout(
     assert _load_error(tmp_path, text) == expected
 
 
+def test_the_locator_follows_strings_arrays_of_tables_and_dates() -> None:
+    from proxy.config_locate import locate
+
+    text = (
+        'top = 1979-05-27 07:32:00Z  # a date and time with a space\n'
+        '"a \\"quoted\\" key".x = """\n'
+        "[not.a.table]\n"
+        'fake = 1 """\n'
+        "[[fruit]]\n"
+        "name = 'apple' # [x]\n"
+        "[[fruit]]\n"
+        "name = 'pear'\n"
+        "[t]\n"
+        "inline = { a = { b = [1, 2] }, c = '}' }\n"
+        "later = 1\n"
+    )
+    assert tomllib.loads(text)["fruit"][1] == {"name": "pear"}
+    lines = key_lines(text)
+    assert lines[("top",)] == 1
+    assert lines[('a "quoted" key', "x")] == 2
+    assert ("not",) not in lines and ("fake",) not in lines  # inside the string
+    assert (lines[("fruit", 0, "name")], lines[("fruit", 1, "name")]) == (6, 8)
+    assert lines[("t", "inline", "a", "b", 1)] == 10
+    assert locate(text, ("t", "later")) == 11
+    assert locate(text, ("t", "missing", 3)) == 9  # the table's header
+    assert locate(text, ("nowhere",)) is None
+    assert key_lines("[broken\nx = 1") == {}  # text tomllib refuses: nothing, no exception
+
+
 def test_check_with_a_bad_config_exits_2_naming_file_line_and_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
