@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proxy.backends.base import BackendError, ResultStream
-from proxy.bolt.limits import BoltLimits, GuardPool, judge
+from proxy.bolt.limits import BoltLimits
+from proxy.guard_pool import GuardPool, judge
 from proxy.model import Action, Finding, Severity, Verdict
 from proxy.pipeline import Guard
 
