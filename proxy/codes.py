@@ -47,7 +47,9 @@ CODES: dict[str, Code] = {
         "warning", "similarity edge walked one way (`outE/inE`); rewritten to `bothE … otherV`"
     ),
     "DIR.FLIPPED_ON_EMPTY": Code(
-        "info", "repair tier 1: arrows reversed after an empty result, and rows appeared"
+        "info",
+        "repair tier 1: arrows (Gremlin: in/out hops) reversed after an empty result, and rows"
+        " appeared",
     ),
     "SCH.UNKNOWN_REL_TYPE": Code(
         "warning", "relationship type the schema never declares; replaced when one fits"

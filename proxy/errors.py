@@ -8,12 +8,16 @@ class QueryGuardError(Exception):
 
 
 class ConfigError(QueryGuardError):
-    """A configuration file or value is invalid; the message names the key."""
+    """A configuration file or value is invalid; the message names the dotted key and, when
+    known, the file and line: `conf.toml:12: guard.default_limit: must be int, got 'x'`."""
 
-    def __init__(self, key: str, problem: str):
-        super().__init__(f"config key '{key}': {problem}")
+    def __init__(self, key: str, problem: str, source: str = "", line: int | None = None):
         self.key = key
         self.problem = problem
+        self.source = source
+        self.line = line
+        where = f"{source}:{line}: " if source and line else f"{source}: " if source else ""
+        super().__init__(f"{where}{key}: {problem}")
 
 
 class SchemaFormatError(QueryGuardError):

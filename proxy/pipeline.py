@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -350,6 +350,7 @@ def build_guard(
 ) -> Guard:
     """A Guard from a validated `Config` (None: defaults), a schema catalog and plugin choices."""
     from proxy.config import parse_config
+    from proxy.options import typed_rule_options
     from proxy.plugins import build_plugin_manager
 
     cfg = config if config is not None else parse_config({})
@@ -366,24 +367,10 @@ def build_guard(
     ctx = GuardContext(
         schema=schema,
         settings=cfg.guard,
-        rule_options=typed_rule_options(pm, cfg.rules),
+        rule_options=typed_rule_options(pm, cfg),
         gremlin=cfg.gremlin,
         served_procedures=SERVED_PROCEDURES if serving else frozenset(),
         compat=cfg.compat,
         dialect=dialect_of(str(cfg.backend.get("cypher", ""))),
     )
     return Guard(pm, ctx)
-
-
-def typed_rule_options(
-    pm: pluggy.PluginManager, tables: Mapping[str, Mapping[str, Any]]
-) -> dict[str, Mapping[str, Any]]:
-    """Each registered rule's `[rules.<name>]` table, validated and typed by its `OPTIONS`."""
-    from proxy.options import declared_options, resolve_options
-
-    out: dict[str, Mapping[str, Any]] = dict(tables)
-    for name, plugin in pm.list_name_plugin():
-        declared = declared_options(plugin)
-        if declared is not None:
-            out[name] = resolve_options(name, declared, tables.get(name, {}))
-    return out

@@ -112,6 +112,18 @@ def build_plugin_manager(
     return pm
 
 
+def known_rule_names(pm: pluggy.PluginManager) -> set[str]:
+    """Names a `[rules.<name>]` table may use: the rules registered (or disabled) on `pm`,
+    the built-in ones and every installed entry point (a skipped broken one too)."""
+    from importlib.metadata import entry_points
+
+    return (
+        {name for name, _ in pm.list_name_plugin()}
+        | set(builtin_rule_names())
+        | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    )
+
+
 def _load_entry_points(pm: pluggy.PluginManager, skip_broken: bool) -> None:
     """Like pluggy's `load_setuptools_entrypoints`, one plugin at a time, so that a broken
     package is named in the error (or skipped) instead of aborting the whole load."""

@@ -31,7 +31,7 @@ class RuleInfo:
             "summary": self.summary,
             "codes": list(self.codes),
             "options": {
-                k: {"type": o.type.__name__, "default": o.default, "doc": o.doc}
+                k: {"type": o.type_name, "default": o.default, "doc": o.doc}
                 for k, o in self.options.items()
             },
         }
@@ -78,7 +78,7 @@ def render(rules: list[RuleInfo]) -> str:
             lines.append(f"  codes: {', '.join(r.codes)}")
         for key, opt in r.options.items():
             lines.append(
-                f"  option [rules.{r.name}] {key}: {opt.type.__name__} = {opt.default!r}"
+                f"  option [rules.{r.name}] {key}: {opt.type_name} = {opt.default!r}"
                 f"  ({opt.doc})"
             )
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from proxy.backends.base import BackendError
 from proxy.config import Config
-from proxy.errors import QueryGuardError
+from proxy.errors import ConfigError, QueryGuardError
 from proxy.server import ProxyServer
 
 T = TypeVar("T")
@@ -97,6 +97,9 @@ async def _serve(config: Config) -> int:
             return 0
         try:
             starting.result()
+        except ConfigError as exc:  # found while starting (an address, a TLS file): say where
+            print(f"query-guard: cannot start: {config.located(exc)}", file=sys.stderr, flush=True)
+            return 2
         except (BackendError, QueryGuardError, OSError) as exc:
             print(f"query-guard: cannot start: {exc}", file=sys.stderr, flush=True)
             return 1

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proxy.backends.base import BackendError, ResultStream
-from proxy.bolt.limits import BoltLimits, GuardPool, judge
+from proxy.bolt.limits import BoltLimits
 from proxy.clock import elapsed_ms
+from proxy.guard_pool import GuardPool, judge
 from proxy.model import Action, Finding, Severity, Verdict
 from proxy.pipeline import Guard
 

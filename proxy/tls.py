@@ -15,7 +15,8 @@ def listener_tls(config: Config) -> ssl.SSLContext | None:
     """The listeners' context from `[server] tls_cert` / `tls_key` / `tls_client_ca` (Bolt
     and Gremlin alike); None when none is set (plaintext)."""
     server = config.server
-    cert, key, client_ca = (str(server[k]) for k in ("tls_cert", "tls_key", "tls_client_ca"))
+    cert, key = str(server["tls_cert"]), str(server["tls_key"])
+    client_ca = str(server["tls_client_ca"])
     if not (cert or key or client_ca):
         return None
     return server_context(cert, key, client_ca)

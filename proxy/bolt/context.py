@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from proxy.backends.base import Backend, BackendError
-from proxy.bolt.limits import BoltLimits, GuardPool, judge
+from proxy.bolt.limits import BoltLimits
+from proxy.guard_pool import GuardPool, judge
 from proxy.model import Verdict
 
 if TYPE_CHECKING:

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.guard_pool import GuardPool, blocked, judge, parameter_problem  # noqa: F401
 from proxy.model import Finding, Severity
 
 

@@ -18,8 +18,9 @@ from proxy.backends.base import Backend
 from proxy.bolt import messages as m
 from proxy.bolt.context import Authenticate, Guard, OnQuery, ServerContext
 from proxy.bolt.handshake import SUPPORTED_VERSIONS, Version
-from proxy.bolt.limits import BoltLimits, GuardPool
+from proxy.bolt.limits import BoltLimits
 from proxy.frontends.bolt_connection import HANDSHAKE_TIMEOUT, BoltProtocol
+from proxy.guard_pool import GuardPool
 
 if TYPE_CHECKING:
     from proxy.repair.repairer import Repairer

@@ -16,8 +16,8 @@ Similarity configuration is per deployment (DESIGN §5)::
     edges = [["case", "hasReason", "reason"], ["case", "exhibits", "symptom"]]
 
 `gremlin_settings(ctx.gremlin)` returns `GremlinSettings`; a bad value raises `ConfigError`
-naming the key (`gremlin.similarity.window`). Other keys of `[gremlin]` belong to other
-subsystems and are ignored here.
+naming the key (`gremlin.similarity.window`); the tables' schema is
+`proxy.config_schema.GremlinTable` (strict: unknown keys and sub-tables are errors).
 """
 
 from __future__ import annotations
@@ -28,16 +28,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
+from proxy.config_schema import GremlinTable, SimilarityTable, describe, dotted
 from proxy.errors import ConfigError
 from proxy.gremlin.printer import quote
 from proxy.schema import SchemaCatalog
 
 WindowBound = str | int | float | _dt.date | _dt.datetime
-
-_SIMILARITY_KEYS = frozenset(
-    {"score_property", "threshold", "window_property", "window", "case_label", "edges"}
-)
-_SCHEMA_KEYS = frozenset({"edges"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +82,18 @@ class GremlinSettings:
 
 
 def gremlin_settings(raw: Mapping[str, Any]) -> GremlinSettings:
-    """Validate the `[gremlin]` table's `similarity` and `schema` sub-tables."""
-    sim = raw.get("similarity")
-    schema = raw.get("schema")
+    """Validate the `[gremlin]` table (`GremlinTable`: `similarity` and `schema`)."""
+    try:
+        table = GremlinTable.model_validate(dict(raw))
+    except ValidationError as exc:
+        path, problem = describe(exc, GremlinTable, ("gremlin",))
+        raise ConfigError(dotted(path), problem) from None
+    sim, schema = table.similarity, table.edge_schema
     return GremlinSettings(
-        similarity=None if sim is None else _similarity(_table("gremlin.similarity", sim)),
-        schema=GremlinSchema() if schema is None else _schema(_table("gremlin.schema", schema)),
+        similarity=None if sim is None else _similarity(sim),
+        schema=GremlinSchema()
+        if schema is None
+        else GremlinSchema(tuple((a, t, b) for a, t, b in schema.edges)),
     )
 
 
@@ -115,91 +119,13 @@ def _catalog(edges: tuple[tuple[str, str, str], ...]) -> SchemaCatalog:
     return SchemaCatalog.from_dict({"nodes": {}, "relationships": rels})
 
 
-# ---------------------------------------------------------------- validation
-
-
-def _table(key: str, value: Any) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ConfigError(key, "must be a table")
-    return value
-
-
-def _unknown(section: str, table: Mapping[str, Any], known: frozenset[str]) -> None:
-    for key in table:
-        if key not in known:
-            raise ConfigError(
-                f"{section}.{key}", f"unknown key; known keys: {', '.join(sorted(known))}"
-            )
-
-
-def _string(key: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(key, f"must be a string, got {value!r}")
-    return value
-
-
-def _similarity(table: Mapping[str, Any]) -> SimilaritySettings:
-    section = "gremlin.similarity"
-    _unknown(section, table, _SIMILARITY_KEYS)
-    edges = table.get("edges")
-    if not isinstance(edges, Mapping) or not edges:
-        raise ConfigError(
-            f"{section}.edges",
-            "must be a non-empty table of similarity label -> content edge, "
-            'e.g. { similarReason = "hasReason" }',
-        )
-    pairs = tuple((str(k), _string(f"{section}.edges.{k}", v)) for k, v in edges.items())
-    threshold = table.get("threshold")
-    if threshold is not None and (
-        isinstance(threshold, bool) or not isinstance(threshold, int | float)
-    ):
-        raise ConfigError(f"{section}.threshold", f"must be a number, got {threshold!r}")
+def _similarity(table: SimilarityTable) -> SimilaritySettings:
+    window = table.window
     return SimilaritySettings(
-        edges=pairs,
-        score_property=_string(f"{section}.score_property", table.get("score_property", "")),
-        threshold=None if threshold is None else float(threshold),
-        window_property=_string(f"{section}.window_property", table.get("window_property", "")),
-        window=_window(f"{section}.window", table.get("window")),
-        case_label=_string(f"{section}.case_label", table.get("case_label", "case")),
+        edges=tuple(table.edges.items()),
+        score_property=table.score_property,
+        threshold=table.threshold,
+        window_property=table.window_property,
+        window=None if window is None else (window[0], window[1]),
+        case_label=table.case_label,
     )
-
-
-def _window(key: str, value: Any) -> tuple[WindowBound, WindowBound] | None:
-    if value is None:
-        return None
-    bound_types = (str, int, float, _dt.date, _dt.datetime)
-    if (
-        not isinstance(value, list | tuple)
-        or len(value) != 2
-        or not all(isinstance(b, bound_types) and not isinstance(b, bool) for b in value)
-    ):
-        raise ConfigError(
-            key, f"must be a list [lo, hi] of two strings, numbers or dates, got {value!r}"
-        )
-    lo, hi = value
-    try:
-        if lo > hi:
-            raise ConfigError(key, f"lower bound {lo!r} is after upper bound {hi!r}")
-    except TypeError as exc:
-        raise ConfigError(key, f"bounds {lo!r} and {hi!r} are not comparable") from exc
-    return (lo, hi)
-
-
-def _schema(table: Mapping[str, Any]) -> GremlinSchema:
-    _unknown("gremlin.schema", table, _SCHEMA_KEYS)
-    edges = table.get("edges", [])
-    key = "gremlin.schema.edges"
-    if not isinstance(edges, list):
-        raise ConfigError(key, "must be a list of [from-label, edge-label, to-label] triples")
-    out: list[tuple[str, str, str]] = []
-    for i, triple in enumerate(edges):
-        if (
-            not isinstance(triple, list | tuple)
-            or len(triple) != 3
-            or not all(isinstance(x, str) and x for x in triple)
-        ):
-            raise ConfigError(
-                f"{key}[{i}]", f"must be [from-label, edge-label, to-label], got {triple!r}"
-            )
-        out.append((triple[0], triple[1], triple[2]))
-    return GremlinSchema(tuple(out))
