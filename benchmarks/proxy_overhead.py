@@ -7,19 +7,19 @@ hangs), through = neo4j driver → query-guard → FalkorDB over RESP, so the co
 the protocol difference. ArcadeDB (from `arcadedb-jvm`): direct = neo4j driver → ArcadeDB's
 Bolt, through = neo4j driver → query-guard → ArcadeDB's Bolt — the apples-to-apples one.
 
+With `--baseline REV` a third proxy runs from a git worktree of REV (same backend, same
+settings, measured in the same interleaved blocks): the ratio of this build to REV says whether
+new code slowed the plain read path, without comparing numbers from different runs.
+
 Usage: .venv/bin/python benchmarks/proxy_overhead.py [--write] [--seconds S] [--only NAME]
-(NAME: falkordb or arcadedb; --write replaces this section of RESULTS.md).
+[--baseline REV] (NAME: falkordb or arcadedb; --write replaces this section of RESULTS.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import re
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +31,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import neo4j  # noqa: E402
-from _common import ROOT, percentile, table, write_section  # noqa: E402
+from _common import percentile, table, write_section  # noqa: E402
+from _serve import Baseline, Proxy  # noqa: E402
 
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason  # noqa: E402
 from proxy.backends.embedded import EmbeddedFalkorDB  # noqa: E402
@@ -44,47 +45,6 @@ SMALL_READ = (
 PARAMS = {"title": "The Matrix"}
 SECTION = "## Proxy overhead (query-guard serve vs direct)"
 PASSWORD_ENV = "QG_BENCH_PASSWORD"
-
-
-# ---------------------------------------------------------------------- the proxy process
-
-
-class Proxy:
-    """`python -m proxy serve` with a given `[backend]`; reads its RSS from /proc."""
-
-    def __init__(
-        self, tmp: Path, backend: dict[str, str], env: dict[str, str], repair: bool = True
-    ) -> None:
-        lines = ["[server]", 'bolt = "127.0.0.1:0"', f'data_dir = "{tmp}"', "[backend]"]
-        lines += [f'{k} = "{v}"' for k, v in backend.items()]
-        lines += ["[audit]", f'path = "{tmp / "audit.jsonl"}"']
-        lines += ["[repair]", f"enabled = {str(repair).lower()}"]
-        # 1,000 idle connections from this one host: above the default connection caps
-        lines += ["[limits]", "max_connections = 2000", "max_connections_per_client = 2000"]
-        tmp.mkdir(parents=True, exist_ok=True)
-        (tmp / "bench.toml").write_text("\n".join(lines) + "\n")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "proxy", "serve", "--config", str(tmp / "bench.toml")],
-            stdout=subprocess.PIPE, stderr=(tmp / "serve.log").open("wb"), text=True,
-            cwd=ROOT, env={**os.environ, **env},
-        )  # fmt: skip
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        found = re.search(r"bolt://(\S+)", line)
-        if not found:
-            self.stop()
-            raise SystemExit(f"serve did not start: {line!r}; see {tmp / 'serve.log'}")
-        self.address = found.group(1)
-
-    def rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(30)
 
 
 # ---------------------------------------------------------------------- measurements
@@ -246,16 +206,27 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
     return results
 
 
-def proxies(tmp: Path, backend: dict[str, str], env: dict[str, str], secs: float) -> list[Side]:
-    """query-guard with its defaults, and with the repair loop off (to attribute its cost)."""
+def proxies(
+    tmp: Path, backend: dict[str, str], env: dict[str, str], secs: float,
+    baseline: Baseline | None = None,
+) -> list[Side]:  # fmt: skip
+    """query-guard with its defaults, with the repair loop off (to attribute its cost), and
+    the baseline revision with its defaults (to see what newer code costs)."""
     out = []
     for label, repair in (("defaults", True), ("[repair] off", False)):
         proxy = Proxy(tmp / f"proxy-{repair}", backend, env, repair=repair)
         out.append(through(proxy.address, secs, label, proxy))
+    if baseline is not None:
+        proxy = Proxy(
+            tmp / "proxy-baseline", backend, env, root=baseline.root, limits=baseline.has_limits
+        )
+        out.append(through(proxy.address, secs, f"baseline {baseline.rev}", proxy))
     return out
 
 
-def bench_falkordb(tmp: Path, n: int, seconds: float) -> list[dict[str, Any]]:
+def bench_falkordb(
+    tmp: Path, n: int, seconds: float, baseline: Baseline | None = None
+) -> list[dict[str, Any]]:
     from falkordb import FalkorDB
     from falkordb.asyncio import FalkorDB as AsyncFalkorDB
 
@@ -280,7 +251,7 @@ def bench_falkordb(tmp: Path, n: int, seconds: float) -> list[dict[str, Any]]:
             return asyncio.run(run())
 
         direct = Side("direct", lambda: graph.ro_query(SMALL_READ, PARAMS).result_set, direct_tput)
-        sides = proxies(tmp, {"cypher": db.url}, {}, seconds)
+        sides = proxies(tmp, {"cypher": db.url}, {}, seconds, baseline)
         try:
             return compare("FalkorDB (direct: falkordb client, RESP)", direct, sides, n)
         finally:
@@ -288,7 +259,9 @@ def bench_falkordb(tmp: Path, n: int, seconds: float) -> list[dict[str, Any]]:
                 side.close()
 
 
-def bench_arcadedb(tmp: Path, n: int, seconds: float) -> list[dict[str, Any]]:
+def bench_arcadedb(
+    tmp: Path, n: int, seconds: float, baseline: Baseline | None = None
+) -> list[dict[str, Any]]:
     with ArcadeDBServer(tmp / "arcadedb") as db:
         backend = {
             "cypher": db.url, "database": db.database, "credentials": "configured",
@@ -300,7 +273,7 @@ def bench_arcadedb(tmp: Path, n: int, seconds: float) -> list[dict[str, Any]]:
             return asyncio.run(neo4j_async_tput(db.url, db.auth, db.database, clients, seconds))
 
         direct = Side("direct", once, direct_tput, (session, driver))
-        sides = proxies(tmp, backend, {PASSWORD_ENV: db.root_password}, seconds)
+        sides = proxies(tmp, backend, {PASSWORD_ENV: db.root_password}, seconds, baseline)
         try:
             return compare("ArcadeDB (direct: neo4j driver, Bolt)", direct, sides, n)
         finally:
@@ -354,6 +327,18 @@ def interpret(results: list[dict[str, Any]]) -> str:
             lines.append(
                 f"- {backend}: the repair loop being on changes the p50 by {delta:+.0f} µs."
             )
+        base = next((r for v, r in variants.items() if v.startswith("baseline ")), None)
+        if on and base:
+            rev = base["name"].rpartition("baseline ")[2]
+            p50 = on["proxy_p50"] / base["proxy_p50"]
+            tput = on["proxy_tput32"] / base["proxy_tput32"]
+            slower = p50 > 1.05 or tput < 0.95
+            lines.append(
+                f"- {backend}: this build against {rev} (same run): p50 {p50:.2f}x "
+                f"({(on['proxy_p50'] - base['proxy_p50']) * 1000:+.0f} µs), 32-client throughput "
+                f"{tput:.2f}x — the plain read path is "
+                + ("slower (by more than 5 %)." if slower else "not slower (within 5 %).")
+            )
     return "**This run**:\n\n" + "\n".join(lines) + "\n\n" + PATH_NOTE
 
 
@@ -394,17 +379,23 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000, help="latency samples per side")
     parser.add_argument("--seconds", type=float, default=4.0, help="per throughput point")
     parser.add_argument("--only", choices=["falkordb", "arcadedb"])
+    parser.add_argument("--baseline", metavar="REV", help="also run serve from this revision")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="qg-bench-") as tmp:
-        if args.only in (None, "falkordb"):
-            results += bench_falkordb(Path(tmp) / "f", args.calls, args.seconds)
-        if args.only in (None, "arcadedb"):
-            reason = unavailable_reason()
-            if reason:
-                print(f"ArcadeDB skipped: {reason}")
-            else:
-                results += bench_arcadedb(Path(tmp) / "a", args.calls, args.seconds)
+        baseline = Baseline(args.baseline, Path(tmp)) if args.baseline else None
+        try:
+            if args.only in (None, "falkordb"):
+                results += bench_falkordb(Path(tmp) / "f", args.calls, args.seconds, baseline)
+            if args.only in (None, "arcadedb"):
+                reason = unavailable_reason()
+                if reason:
+                    print(f"ArcadeDB skipped: {reason}")
+                else:
+                    results += bench_arcadedb(Path(tmp) / "a", args.calls, args.seconds, baseline)
+        finally:
+            if baseline is not None:
+                baseline.close()
     text = render(results, args.calls, args.seconds)
     print(text)
     if args.write:

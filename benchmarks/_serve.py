@@ -1,0 +1,74 @@
+"""A `query-guard serve` process for the benchmarks, from this checkout or from a git
+worktree of an earlier revision (to compare builds in one run)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from _common import ROOT
+
+
+class Proxy:
+    """`python -m proxy serve` with a given `[backend]`; reads its RSS from /proc."""
+
+    def __init__(
+        self, tmp: Path, backend: dict[str, str], env: dict[str, str], repair: bool = True,
+        root: Path = ROOT, limits: bool = True,
+    ) -> None:  # fmt: skip
+        lines = ["[server]", 'bolt = "127.0.0.1:0"', f'data_dir = "{tmp}"', "[backend]"]
+        lines += [f'{k} = "{v}"' for k, v in backend.items()]
+        lines += ["[audit]", f'path = "{tmp / "audit.jsonl"}"']
+        lines += ["[repair]", f"enabled = {str(repair).lower()}"]
+        if limits:  # 1,000 idle connections from this one host: above the default caps
+            lines += ["[limits]", "max_connections = 2000", "max_connections_per_client = 2000"]
+        tmp.mkdir(parents=True, exist_ok=True)
+        (tmp / "bench.toml").write_text("\n".join(lines) + "\n")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "proxy", "serve", "--config", str(tmp / "bench.toml")],
+            stdout=subprocess.PIPE, stderr=(tmp / "serve.log").open("wb"), text=True,
+            cwd=root, env={**os.environ, **env, "PYTHONPATH": str(root)},
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        found = re.search(r"bolt://(\S+)", line)
+        if not found:
+            self.stop()
+            raise SystemExit(f"serve did not start: {line!r}; see {tmp / 'serve.log'}")
+        self.address = found.group(1)
+
+    def rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(30)
+
+
+class Baseline:
+    """A git worktree of an earlier revision, whose `serve` runs beside this build's."""
+
+    def __init__(self, rev: str, where: Path) -> None:
+        self.rev = subprocess.run(
+            ["git", "rev-parse", "--short", rev], cwd=ROOT, check=True, capture_output=True,
+            text=True,
+        ).stdout.strip()  # fmt: skip
+        self.root = where / f"baseline-{self.rev}"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(self.root), self.rev],
+            cwd=ROOT, check=True, capture_output=True,
+        )  # fmt: skip
+        config = (self.root / "proxy" / "config.py").read_text()
+        self.has_limits = '"limits"' in config or "class LimitsSection" in config
+
+    def close(self) -> None:
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(self.root)], cwd=ROOT, check=False
+        )
