@@ -43,7 +43,7 @@ from proxy.frontends.http_auth import AuthHook, HttpAuth
 from proxy.frontends.http_tx import HttpTransactions
 from proxy.frontends.json_values import to_json
 from proxy.grounding_context import context_text, reciprocity_notes, schema_text
-from proxy.metrics import CONTENT_TYPE, Metrics
+from proxy.metrics import CONTENT_TYPE, Metrics, open_connections
 from proxy.samples import MAX_SAMPLES, sample_values, samples_text
 from proxy.service import QueryResult, QueryService
 
@@ -111,6 +111,10 @@ class HttpFrontend:
             # registered last: the MCP app answers /mcp, every other path stays ours
             r.register_resource(_McpResource(mcp.streamable_http_app(), root_path="/"))
         self.app = app
+
+    @property
+    def connections(self) -> int:
+        return open_connections(self._runner)
 
     async def start(self) -> None:
         if self._mcp is not None:
