@@ -90,7 +90,9 @@ CODES: dict[str, Code] = {
     ),
     "LIM.RESULT_SIZE": Code("warning", "a result cut off at `max_result_rows`/`max_result_bytes`"),
     "LIM.TIMEOUT": Code("error", "the database's query timeout or the guard's time budget ran out"),
-    "SEC.WRITE": Code("error", "a write, schema command or administration SHOW on a read-only endpoint"),
+    "SEC.WRITE": Code(
+        "error", "a write, schema command or administration SHOW on a read-only endpoint"
+    ),
     "SEC.ADMIN": Code(
         "error",
         "an administration command (databases, users, roles, privileges, servers): never "

@@ -230,3 +230,17 @@ def test_generated_index_commands_round_trip(case: tuple[str, str, list[str]]) -
     assert emitted(source) == canonical
     assert definition(source).properties == props
     assert structure(parse(source)) == structure(parse(canonical))
+
+
+def test_options_are_judged_like_any_expression() -> None:
+    from proxy.pipeline import build_guard
+
+    guard = build_guard(parse_config({"guard": {"read_only": False}}))
+    sneaky = guard.check(
+        "CREATE VECTOR INDEX v FOR (n:D) ON n.e OPTIONS {indexConfig: "
+        "{x: apoc.cypher.runFirstColumnSingle('MATCH (n) DETACH DELETE n', {})}}"
+    )
+    assert sneaky.action == "block" and sneaky.codes == ["SEC.PROCEDURE"] and not sneaky.forward
+    llama = "CREATE CONSTRAINT IF NOT EXISTS FOR (n:__Node__) REQUIRE n.id IS UNIQUE"
+    plain = guard.check(llama)
+    assert plain.action == "allow" and plain.codes == [] and plain.forward == llama
