@@ -85,6 +85,12 @@ class Metrics:
         return generate_latest(self.registry)
 
 
+def open_connections(runner: Any) -> int:
+    """Open client connections of an aiohttp `AppRunner` (keep-alive and WebSocket alike)."""
+    server = runner.server if runner is not None else None
+    return len(server.connections) if server is not None else 0
+
+
 def fan_out(*hooks: Callable[[Mapping[str, Any]], None] | None) -> Callable[..., None]:
     """One `on_query` hook calling several (the audit log and the metrics)."""
     active = [h for h in hooks if h is not None]

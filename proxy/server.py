@@ -236,6 +236,8 @@ class ProxyServer:
             cached=service.cached,
         )
         await self.gremlin.start()
+        gremlin_front = self.gremlin
+        self.metrics.watch_connections("gremlin", lambda: gremlin_front.connections)
 
     async def _start_http(self) -> None:
         """Neo4j's Query API v2, the legacy tx endpoint and the guard API on `[server] http`."""
@@ -264,6 +266,8 @@ class ProxyServer:
             and getattr(self.backend, "auth", None) is not None,
         )  # fmt: skip
         await self.http.start()
+        http_front = self.http
+        self.metrics.watch_connections("http", lambda: http_front.connections)
 
     def query_service(self) -> Any:
         """A `QueryService` (HTTP and MCP fronts) with this proxy's guard, limits, repair loop,

@@ -157,6 +157,9 @@ def test_metrics_count_queries_by_front_verdict_and_code(base: str) -> None:
     assert value('query_guard_findings_total{code="SEC.WRITE",front="http"}') >= 1
     assert value('query_guard_queries_total{front="http-query-v2"') >= 1
     assert value('query_guard_backend_seconds_count{front="http-query-v2"}') >= 1
+    # this scrape's own connection is open while it is answered
+    assert value('query_guard_open_connections{front="http"}') >= 1
+    assert 'query_guard_open_connections{front="bolt"}' not in text  # no Bolt listener here
 
 
 def test_query_api_explicit_transactions(base: str) -> None:

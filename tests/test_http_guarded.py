@@ -150,6 +150,42 @@ def test_a_read_transaction_refuses_writes(base: str) -> None:
     assert count_probes(base) == before
 
 
+def test_legacy_tx_commit_runs_its_statements_in_one_transaction(base: str) -> None:
+    before = count_probes(base)
+    status, body, _ = call(base, "POST", "/db/neo4j/tx/commit", {"statements": [
+        {"statement": "CREATE (:QgAccess {n: 3})"},
+        {"statement": "MATCH (n:QgAccess) RETURN count(n) AS n"},
+    ]})  # fmt: skip
+    assert status == 200 and body["errors"] == []
+    assert body["results"][1]["data"][0]["row"] == [before + 1]  # sees its own write
+
+
+def test_legacy_tx_commit_says_when_a_failed_transaction_cannot_be_rolled_back(base: str) -> None:
+    before = count_probes(base)
+    status, body, _ = call(base, "POST", "/db/neo4j/tx/commit", {"statements": [
+        {"statement": "CREATE (:QgAccess {n: 4})"}, {"statement": "MATCH (n RETURN n"},
+    ]})  # fmt: skip
+    assert status == 200
+    codes = [e["code"] for e in body["errors"]]
+    assert codes[0] == "Neo.ClientError.Statement.SyntaxError"
+    # FalkorDB has no multi-statement transactions: the first CREATE stays, and the answer
+    # says so instead of pretending it was rolled back
+    assert len(codes) == 2 and "cannot be rolled back" in body["errors"][1]["message"]
+    assert count_probes(base) == before + 1
+
+
+def test_legacy_tx_commit_honours_access_mode_read(base: str) -> None:
+    before = count_probes(base)
+    status, body, _ = call(base, "POST", "/db/neo4j/tx/commit", {"statements": [
+        {"statement": "MATCH (n:QgAccess) RETURN count(n) AS n"},
+        {"statement": "CREATE (:QgAccess {n: 5})"},
+    ]}, Access_Mode="READ")  # fmt: skip
+    assert status == 200
+    assert body["results"][0]["data"][0]["row"] == [before]
+    assert body["errors"][0]["code"] == "Neo.ClientError.Statement.AccessMode"
+    assert count_probes(base) == before
+
+
 # ---------------------------------------------------------------------- typed JSON
 
 TYPED_QUERIES = (

@@ -49,6 +49,9 @@ def _json(result: Any) -> Any:
         return text
 
 
+NEAR_LITERAL = "SELECT contactName FROM customers WHERE contactName = 'Anders'"
+
+
 @pytest.fixture(scope="module")
 def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One server, every tool call the tests look at (starting it costs seconds)."""
@@ -73,6 +76,9 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 "query": "SELECT compnyName FROM customers WHERE country = :c ORDER BY 1",
                 "params": {"c": "Norway"}}),
             "sql_write": ("read_sql", {"query": "DELETE FROM customers"}),
+            "sql_near": ("read_sql", {"query": NEAR_LITERAL}),
+            "sql_near_asked": ("read_sql", {"query": NEAR_LITERAL,
+                                            "question": "Who is the contact Anders?"}),
         }  # fmt: skip
         out: dict[str, Any] = {"tools": {t.name: t for t in tools.tools}}
         for key, (name, args) in calls.items():
@@ -129,3 +135,12 @@ def test_sql_tool_on_the_embedded_northwind(session_results: dict[str, Any]) -> 
     assert sql["rows"] == [["Santé Gourmet"]]  # the one Norwegian customer
     assert "SCH.UNKNOWN_COLUMN" in sql["codes"] and "companyName" in sql["query"]
     assert session_results["sql_write"]["refused"]
+
+
+def test_a_speculative_repair_needs_the_question(session_results: dict[str, Any]) -> None:
+    assert "question" in session_results["tools"]["read_sql"].inputSchema["properties"]
+    assert "question" in session_results["tools"]["read_cypher"].inputSchema["properties"]
+    near = session_results["sql_near"]  # nobody is called just 'Anders': offered, not applied
+    assert near["rows"] == [] and "REPAIR.SUGGESTED" in near["codes"]
+    asked = session_results["sql_near_asked"]
+    assert asked["rows"] == [["Maria Anders"]] and "Maria Anders" in asked["query"]

@@ -59,6 +59,7 @@ from proxy.gremlin.errors import BytecodeError, GremlinScriptError, GremlinSynta
 from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.printer import to_text
 from proxy.guard_pool import GuardLimits, GuardPool, QueryLimits, judge
+from proxy.metrics import open_connections
 from proxy.model import Finding, Verdict
 from proxy.repair.gremlin import GremlinRepair
 
@@ -112,13 +113,16 @@ class GremlinFrontend:
         self._authenticate = authenticate
         self._limits: GuardLimits = limits or QueryLimits()
         self._pool = GuardPool(guard_workers)
-        self._repair = repair
-        self._max_frame = max_frame
+        self._repair, self._max_frame = repair, max_frame
         self._runner: web.AppRunner | None = None
         app = web.Application(client_max_size=max_frame)
         app.router.add_get("/gremlin", self._websocket)
         app.router.add_post("/gremlin", self._http)
         self.app = app
+
+    @property
+    def connections(self) -> int:
+        return open_connections(self._runner)
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None)

@@ -23,6 +23,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp_asgi import ASGIResource
 
+from proxy.backends.base import BackendError
 from proxy.frontends.http_answers import (
     access_read,
     bad_request,
@@ -42,7 +43,7 @@ from proxy.frontends.http_auth import AuthHook, HttpAuth
 from proxy.frontends.http_tx import HttpTransactions
 from proxy.frontends.json_values import to_json
 from proxy.grounding_context import context_text, reciprocity_notes, schema_text
-from proxy.metrics import CONTENT_TYPE, Metrics
+from proxy.metrics import CONTENT_TYPE, Metrics, open_connections
 from proxy.samples import MAX_SAMPLES, sample_values, samples_text
 from proxy.service import QueryResult, QueryService
 
@@ -110,6 +111,10 @@ class HttpFrontend:
             # registered last: the MCP app answers /mcp, every other path stays ours
             r.register_resource(_McpResource(mcp.streamable_http_app(), root_path="/"))
         self.app = app
+
+    @property
+    def connections(self) -> int:
+        return open_connections(self._runner)
 
     async def start(self) -> None:
         if self._mcp is not None:
@@ -261,32 +266,42 @@ class HttpFrontend:
         )  # fmt: skip
 
     async def _tx_commit(self, request: web.Request) -> web.Response:
+        """Neo4j's legacy endpoint: every statement in one backend transaction, committed when
+        all ran, rolled back at the first refusal or error; `Access-Mode: READ` refuses
+        writes the way a read transaction does."""
         db = self._database(request)
         body = await body_of(request)
         statements = body.get("statements")
-        if not isinstance(statements, list):
+        if not isinstance(statements, list) or not all(isinstance(s, dict) for s in statements):
             raise bad_request('the body must be {"statements": [{"statement": …}, …]}')
+        read = request.headers.get("Access-Mode", "").strip().upper() == "READ"
         results: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         guard: list[dict[str, Any]] = []
-        for item in statements:
-            if not isinstance(item, dict):
-                raise bad_request("each statement must be an object")
-            result = await self.service.run(
-                text_of(item, "statement"), parameters_of(item), front="http-tx",
-                client=request.remote or "", database=db, max_rows=self.max_rows,
-            )  # fmt: skip
-            guard.append(guard_json(result))
-            if result.blocked or result.error is not None:
-                errors.append(error_json(result))
-                break  # Neo4j rolls the transaction back at the first error
-            results.append(
-                {
+        tx = await self.service.backend.begin(db, None) if statements else None
+        try:
+            for item in statements:
+                result = await self.service.run(
+                    text_of(item, "statement"), parameters_of(item), front="http-tx",
+                    client=request.remote or "", database=db, max_rows=self.max_rows, tx=tx,
+                    read_access=read,
+                )  # fmt: skip
+                guard.append(guard_json(result))
+                if result.blocked or result.error is not None:
+                    errors.append(error_json(result))
+                    break
+                results.append({
                     "columns": result.fields,
                     "data": [{"row": [to_json(v) for v in row], "meta": [None] * len(row)}
                              for row in result.rows],
-                }
-            )
+                })  # fmt: skip
+        except BaseException:
+            await _rollback(tx)
+            raise
+        if errors:
+            errors += await _rollback(tx)
+        elif tx is not None:
+            await tx.commit()
         return web.json_response({"results": results, "errors": errors, "queryGuard": guard})
 
     def _database(self, request: web.Request) -> str | None:
@@ -303,6 +318,19 @@ class HttpFrontend:
                 content_type="application/json",
             )
         return None
+
+
+async def _rollback(tx: Any) -> list[dict[str, Any]]:
+    """Roll back; a backend that cannot (FalkorDB after a write) says so as one more error."""
+    if tx is None:
+        return []
+    try:
+        await tx.rollback()
+    except BackendError as exc:
+        return [{"code": exc.code, "message": str(exc)}]
+    except Exception:  # the backend ended it already, after the failed statement
+        return []
+    return []
 
 
 class _McpResource(ASGIResource):  # type: ignore[misc]

@@ -31,6 +31,13 @@ INSTRUCTIONS = (
     "was refused, so you can correct it."
 )
 
+QUESTION = (
+    "question (optional): the user's question in words. When the query returns nothing, the "
+    "guard may find a likelier reading (an arrow the other way, a near stored value); with the "
+    "question it runs that and says so, without it the alternative is only offered "
+    "(REPAIR.SUGGESTED)."
+)
+
 
 def build_mcp(
     service: QueryService,
@@ -77,14 +84,19 @@ def build_mcp(
 
     @app.tool(description=f"Run a Cypher read query with optional parameters ({mode}; a LIMIT "
                           "is added when missing; reversed arrows are fixed). Returns rows and "
-                          "the guard's findings.")  # fmt: skip
-    async def read_cypher(query: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await _read(query, params, "cypher")
+                          f"the guard's findings. {QUESTION}")  # fmt: skip
+    async def read_cypher(
+        query: str, params: dict[str, Any] | None = None, question: str | None = None
+    ) -> dict[str, Any]:
+        return await _read(query, params, "cypher", question)
 
-    async def _read(query: str, params: dict[str, Any] | None, language: str) -> dict[str, Any]:
+    async def _read(
+        query: str, params: dict[str, Any] | None, language: str, question: str | None
+    ) -> dict[str, Any]:
         result = await service.run(
-            query, params or {}, front="mcp", max_rows=max_rows, language=language
-        )
+            query, params or {}, front="mcp", max_rows=max_rows, language=language,
+            question=question or None,
+        )  # fmt: skip
         if result.blocked:
             return {"refused": True, **_verdict(result.verdict)}
         out: dict[str, Any] = {"query": result.query, **_findings(result.verdict)}
@@ -105,9 +117,13 @@ def build_mcp(
         @app.tool(description=f"Run a SQL read query (dialect {dialect}) with optional named "
                               f"parameters (:name) ({mode}; one SELECT only, a LIMIT is added "
                               "when missing; misspelt tables and columns are fixed when one "
-                              "name is close). Returns rows and the guard's findings.")  # fmt: skip
-        async def read_sql(query: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-            return await _read(query, params, "sql")
+                              "name is close; a literal in the wrong case is corrected when "
+                              "the query returns nothing). Returns rows and the guard's "
+                              f"findings. {QUESTION}")  # fmt: skip
+        async def read_sql(
+            query: str, params: dict[str, Any] | None = None, question: str | None = None
+        ) -> dict[str, Any]:
+            return await _read(query, params, "sql", question)
 
     if gremlin is not None:
 

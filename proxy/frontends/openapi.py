@@ -212,7 +212,11 @@ def document() -> dict[str, Any]:
             }},
             "/db/{db}/tx/commit": {"post": {
                 "summary": "Neo4j's legacy transactional endpoint (one transaction)",
-                "parameters": _db(),
+                "parameters": [*_db(), {
+                    "name": "Access-Mode", "in": "header", "required": False,
+                    "description": "READ refuses statements that write",
+                    "schema": {"type": "string", "enum": ["READ", "WRITE"]},
+                }],
                 "requestBody": _body(_object(
                     {"statements": {"type": "array", "items": _STATEMENT}}, ["statements"]
                 )),
