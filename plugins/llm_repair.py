@@ -23,8 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-
 from proxy.context import GuardContext
 from proxy.hookspecs import hookimpl
 from proxy.repair.model import RepairCandidate, RepairRequest
@@ -111,6 +109,8 @@ class LLMRepair:
             "temperature": 0,
         }
         url = s.base_url.rstrip("/") + "/chat/completions"
+        import aiohttp  # only when an endpoint is configured: a serve without one skips ~20 MiB
+
         timeout = aiohttp.ClientTimeout(total=s.timeout_seconds)
         async with (
             aiohttp.ClientSession(timeout=timeout) as http,

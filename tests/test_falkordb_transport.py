@@ -1,7 +1,7 @@
-"""The FalkorDB backend's transport (redis-py + hiredis) against the real FalkorDB: a reply that
-comes too late or a cancelled query never reaches the next query on the same connection, a
-busy pool makes callers wait (and gives up with an unavailability error), a refused login is
-an unavailability, not a query error."""
+"""The FalkorDB backend's transport (proxy.backends.resp, hiredis as the parser) against the
+real FalkorDB: a reply that comes too late or a cancelled query never reaches the next query
+on the same connection, a busy pool makes callers wait (and gives up with an unavailability
+error), a refused login is an unavailability, not a query error."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 result model. Used for an upstream FalkorDB and for the embedded default (DESIGN §8: FalkorDB's
 own Bolt listener is unreliable, RESP is not).
 
-Transport is redis-py's asyncio client with the hiredis reply parser (`benchmarks/resp_client.py`
-measured our own RESP client against it: faster only on one-value replies, 2.5-5x slower on
-results with entities or thousands of rows). We decode the compact reply ourselves
+Transport is `proxy.backends.resp`: our own connections and pool, hiredis as the reply parser
+(`benchmarks/resp_client.py`: redis-py's asyncio client cost ~100 µs more per small reply,
+our earlier pure-Python parser 3x more on big ones). We decode the compact reply ourselves
 (lazily, one fetched batch at a time) because the `falkordb` package's decoder loses types the
 proxy must keep: points become plain maps, local date-times get a UTC zone, durations become
 `relativedelta`s, and its label/property-id cache ignores the graph's schema version (a graph
@@ -18,12 +18,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeout
-
 from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary
 from proxy.backends.falkordb_codec import (
     EXECUTION_FAILED,
@@ -36,6 +30,7 @@ from proxy.backends.falkordb_codec import (
     text,
 )
 from proxy.backends.limits import is_timeout, timeout_error
+from proxy.backends.resp import RespConnectionError, RespError, RespPool, RespTimeout
 
 DEFAULT_PORT = 6379
 DEFAULT_GRAPH = "movies"
@@ -140,44 +135,40 @@ class FalkorDBBackend:
             read_timeout = grace if read_timeout is None else min(read_timeout, grace)
         self.read_timeout = read_timeout
         self.server = "FalkorDB"
-        self._redis: Redis | None = None
+        self._pool: RespPool | None = None
         self._schemas: dict[str, GraphSchemaIds] = {}
 
-    def _client(self) -> Redis:
-        if self._redis is None:
+    def _client(self) -> RespPool:
+        if self._pool is None:
             # No automatic resend anywhere: a write that died mid-flight may have been applied.
-            no_retry = Retry(NoBackoff(), 0)
-            pool = BlockingConnectionPool(
-                host=self.host,
-                port=self.port,
+            self._pool = RespPool(
+                self.host,
+                self.port,
                 username=self._user,
                 password=self._password,
                 max_connections=self.max_connections,
-                timeout=30.0,  # wait this long for a free pooled connection
-                socket_connect_timeout=self.connect_timeout,
-                socket_timeout=self.read_timeout,
-                decode_responses=True,  # every reply of the graph commands is text
-                encoding_errors="replace",
-                retry=no_retry,
+                connect_timeout=self.connect_timeout,
+                read_timeout=self.read_timeout,
+                wait_timeout=30.0,  # wait this long for a free pooled connection
             )
-            self._redis = Redis(connection_pool=pool, retry=no_retry)
-        return self._redis
+        return self._pool
 
     async def start(self) -> None:
         """Connect and learn the server version; raises `BackendUnavailable` if unreachable."""
         try:
             modules = await self._command("MODULE", "LIST")
-        except ResponseError:
+        except RespError:
             return  # MODULE LIST may be disallowed for this user; not fatal
-        for fields in modules or []:  # redis-py: one dict per module
+        for module in modules or []:
+            fields = dict(zip(module[::2], module[1::2], strict=True))
             if fields.get("name") == "graph":
                 version = int(fields.get("ver", 0))
                 self.server = f"FalkorDB/{version // 10000}.{version // 100 % 100}.{version % 100}"
 
     async def close(self) -> None:
-        if self._redis is not None:
-            client, self._redis = self._redis, None
-            await client.aclose(close_connection_pool=True)
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
 
     async def run(
         self, query: str, parameters: dict[str, Any], database: str | None = None
@@ -196,7 +187,7 @@ class FalkorDBBackend:
         values, so none are sent) in Neo4j's plan shape."""
         try:
             lines = await self._command("GRAPH.EXPLAIN", database or self.graph, query)
-        except ResponseError as exc:
+        except RespError as exc:
             raise backend_error(str(exc)) from exc
         return plan_tree([text(line) for line in lines or []])
 
@@ -204,7 +195,7 @@ class FalkorDBBackend:
         """Drop a graph (tests, reloading demo data)."""
         try:
             await self._command("GRAPH.DELETE", graph)
-        except ResponseError as exc:
+        except RespError as exc:
             if "empty key" not in str(exc) and "not exist" not in str(exc):
                 raise backend_error(str(exc)) from exc
         self._schemas.pop(graph, None)
@@ -215,12 +206,10 @@ class FalkorDBBackend:
         """One RESP command; transport failures become `BackendUnavailable`, no reply in
         time `LIM.TIMEOUT`."""
         try:
-            return await self._client().execute_command(*args)
-        except RedisTimeout as exc:
+            return await self._client().execute(*args)
+        except RespTimeout as exc:
             raise timeout_error(self.query_timeout_ms, f"no reply: {exc}") from exc
-        except ResponseError:
-            raise
-        except (RedisError, OSError) as exc:  # connection refused, lost, login refused
+        except RespConnectionError as exc:
             raise self._unavailable(exc) from exc
 
     def _error(self, message: str) -> BackendError:
@@ -256,17 +245,17 @@ class FalkorDBBackend:
                 args += ("timeout", self.query_timeout_ms)
             try:
                 reply = await self._command(*args)
-            except ResponseError as exc:
+            except RespError as exc:
                 raise self._error(str(exc)) from exc
             first = reply[0] if reply else None
-            if isinstance(first, ResponseError):
+            if isinstance(first, RespError):
                 if str(first) != "version mismatch":
                     raise self._error(str(first))
                 # The server refused before executing: refresh the id tables and resend.
                 await self._refresh(graph, schema, int(reply[1]))
                 continue
             last = reply[-1] if reply else None
-            if isinstance(last, ResponseError):  # runtime error after the header
+            if isinstance(last, RespError):  # runtime error after the header
                 raise self._error(str(last))
             return self._result(query, graph, schema, reply, started)
         raise BackendError("FalkorDB schema kept changing during the query", EXECUTION_FAILED)
@@ -305,17 +294,16 @@ class FalkorDBBackend:
         procedures = ("db.labels", "db.relationshipTypes", "db.propertyKeys")
         async with schema.lock:
             try:
-                async with self._client().pipeline(transaction=False) as pipe:
-                    for procedure in procedures:
-                        pipe.execute_command("GRAPH.QUERY", graph, f"CALL {procedure}()")
-                    replies = await pipe.execute(raise_on_error=False)
-            except RedisTimeout as exc:
+                replies = await self._client().pipeline(
+                    [("GRAPH.QUERY", graph, f"CALL {procedure}()") for procedure in procedures]
+                )
+            except RespTimeout as exc:
                 raise timeout_error(self.query_timeout_ms, f"no reply: {exc}") from exc
-            except (RedisError, OSError) as exc:
+            except RespConnectionError as exc:
                 raise self._unavailable(exc) from exc
             tables = []
             for reply in replies:
-                if isinstance(reply, ResponseError):
+                if isinstance(reply, RespError):
                     raise backend_error(str(reply))
                 tables.append([text(row[0]) for row in reply[1]])
             schema.labels, schema.types, schema.keys = tables

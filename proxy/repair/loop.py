@@ -29,6 +29,7 @@ from proxy.repair.candidates import (
     Flip,
     aggregate_columns,
     flip_candidates,
+    is_blank,
     is_empty,
     relax_case,
 )
@@ -347,7 +348,9 @@ class RepairLoop:
             return Run(attempt, error=exc)
         peeked = PeekedStream(stream, head)
         aggregates: frozenset[int] = frozenset()
-        if len(head) == 1:  # only a single row needs the AST: is it a blank aggregate?
+        # only a single row with a 0 / null / empty value needs the AST: a blank aggregate?
+        # (the usual lookup's one row has none: no parse, no walk over the RETURN items)
+        if len(head) == 1 and any(is_blank(value) for value in head[0]):
             parsed = self.owner.parse(text)
             aggregates = aggregate_columns(parsed) if parsed is not None else frozenset()
         empty = is_empty(head, len(head) >= PEEK and stream.has_more(), aggregates)
