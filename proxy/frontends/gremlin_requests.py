@@ -1,6 +1,6 @@
 """What the Gremlin front reads from a request and writes into a response, beside the
 protocol (`proxy.gremlin.wire`): the bindings and the client's question a bytecode carries,
-the block message, the findings as status attributes."""
+the block message, the findings as status attributes, and a refusal (`Rejected`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,29 @@ from typing import Any
 
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
+from proxy.bolt.diagnostics import REQUEST_INVALID, UNKNOWN_ERROR
+from proxy.gremlin import wire
 from proxy.model import Finding, Severity, Verdict
+
+# the audit line's `error` of a refusal that no finding or backend code explains
+_CODE_OF_STATUS = {
+    wire.MALFORMED_REQUEST: REQUEST_INVALID,
+    wire.INVALID_REQUEST_ARGUMENTS: REQUEST_INVALID,
+}
+
+
+class Rejected(Exception):
+    """A request answered with an error `status` (TinkerPop's number). `code` is what the
+    audit line writes as `error`, a code string as on the Bolt front: the Neo4j status of the
+    findings that blocked it (`proxy.bolt.diagnostics.block_code`), the backend's error code,
+    else one derived from the status."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code or _CODE_OF_STATUS.get(status, UNKNOWN_ERROR)
+
 
 _OPTIONS = "org.apache.tinkerpop.gremlin.process.traversal.strategy.decoration.OptionsStrategy"
 
