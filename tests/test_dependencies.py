@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 OWN = {"proxy", "plugins", "grammars", "conf", "tests", "benchmarks"}
 # runtime dependencies the product needs without importing them
 NOT_IMPORTED = {"interegular": "lark uses it for strict=True grammar checks"}
+# modules of an extra that is not installed beside the test extra (compat-llama's neo4j<6 pin
+# keeps it in a venv of its own): the distribution that provides them
+NOT_INSTALLED_HERE = {"llama_index": "llama-index-core"}
 
 
 def _name(requirement: str) -> str:
@@ -65,7 +68,9 @@ def _imported(*folders: str) -> dict[str, set[str]]:
                     top = module.split(".")[0]
                     if top in OWN or top in sys.stdlib_module_names or _local(path, top):
                         continue
-                    names = [_name(d) for d in dists.get(top, [])] or [f"{top} (not installed)"]
+                    names = [_name(d) for d in dists.get(top, [])] or [
+                        NOT_INSTALLED_HERE.get(top, f"{top} (not installed)")
+                    ]
                     for name in names:
                         out.setdefault(name, set()).add(path.relative_to(ROOT).as_posix())
     return out
