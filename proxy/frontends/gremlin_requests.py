@@ -4,13 +4,18 @@ the block message, the findings as status attributes, and a refusal (`Rejected`)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from cachetools import LRUCache
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
 from proxy.bolt.diagnostics import REQUEST_INVALID, UNKNOWN_ERROR
+from proxy.caches import parse_cache
 from proxy.gremlin import wire
+from proxy.gremlin.ast import Traversal
+from proxy.gremlin.language import GremlinQuery
 from proxy.model import Finding, Severity, Verdict
 
 # the audit line's `error` of a refusal that no finding or backend code explains
@@ -111,12 +116,23 @@ def _line(f: Finding) -> str:
 
 class TextGuard:
     """A Gremlin check (`text -> Verdict`) in the shape `proxy.guard_pool.judge` takes
-    (`(text, parameters) -> Verdict`, with `cached` for a repeated traversal)."""
+    (`(text, parameters) -> Verdict`, with `cached` for a repeated traversal), and the parse
+    of the judged text to execute, kept for a repeated traversal as its verdict is."""
 
     def __init__(
         self, check: Callable[[str], Verdict], cached: Callable[[str], Verdict | None] | None
     ) -> None:
         self._check, self._cached = check, cached
+        self._parses: LRUCache[str, GremlinQuery] = parse_cache(0)
+
+    def traversal(self, final: str) -> Traversal:
+        """`final` (a verdict's `to_run`) parsed; raises what `GremlinQuery.parse` raises."""
+        parsed = self._parses.get(final)
+        if parsed is None:
+            parsed = GremlinQuery.parse(final)
+            with contextlib.suppress(ValueError):  # larger than the whole cache
+                self._parses[final] = parsed
+        return parsed.traversal
 
     def __call__(self, text: str, parameters: dict[str, Any]) -> Verdict:
         return self._check(text)

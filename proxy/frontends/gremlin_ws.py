@@ -58,7 +58,6 @@ from proxy.frontends.gremlin_requests import (
 from proxy.gremlin import wire
 from proxy.gremlin.bytecode import from_bytecode
 from proxy.gremlin.errors import BytecodeError, GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.printer import to_text
 from proxy.guard_pool import GuardLimits, GuardPool, QueryLimits, judge
 from proxy.metrics import open_connections
@@ -331,7 +330,7 @@ class GremlinFrontend:
         final = verdict.to_run
         event["final_query"] = final
         try:
-            traversal = GremlinQuery.parse(final).traversal
+            traversal = self._guard.traversal(final)
         except (GremlinSyntaxError, GremlinScriptError) as exc:  # the guard's own output
             message = f"internal: the judged traversal does not parse: {exc}"
             raise Rejected(wire.SERVER_ERROR, message) from exc
