@@ -2,9 +2,10 @@
 multi-statement scripts, anywhere in the tree (subqueries, FOREACH bodies and SHOW bodies too).
 
 * `SEC.WRITE` (when `guard.read_only`) — CREATE, MERGE, DELETE / DETACH DELETE, SET, REMOVE,
-  FOREACH, LOAD CSV (reads server files and URLs), `CALL { … } IN TRANSACTIONS`, schema
-  commands (CREATE / DROP INDEX or CONSTRAINT, …) and administration commands (GRANT, ALTER,
-  START / STOP DATABASE, …). Of Neo4j's SHOW commands only the plain read forms pass —
+  FOREACH, LOAD CSV (reads server files and URLs), `CALL { … } IN TRANSACTIONS` and schema
+  commands (CREATE / DROP INDEX or CONSTRAINT). Administration commands (GRANT, ALTER,
+  START / STOP DATABASE, CREATE USER, …) are refused always, by plugins/admin_commands.py
+  (SEC.ADMIN). Of Neo4j's SHOW commands only the plain read forms pass —
   `SHOW [ALL|RANGE|TEXT|…] INDEXES`, `SHOW … CONSTRAINTS`, `SHOW [ALL|BUILT IN|USER DEFINED]
   FUNCTIONS`, `SHOW PROCEDURES` (`EXECUTABLE [BY CURRENT USER]`), with YIELD / WHERE / RETURN
   bodies whose expressions pass every other check here. `TERMINATE TRANSACTIONS`, `SHOW
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+from plugins.admin_commands import is_admin
 from proxy.compat.served import answered
 from proxy.context import GuardContext
 from proxy.cypher import ast
@@ -153,9 +155,9 @@ def _write_message(node: ast.Node) -> str | None:
                 "privileges (administration command): use EXECUTABLE BY CURRENT USER"
             )
         return None
-    if isinstance(node, ast.SchemaCommand):
+    if isinstance(node, ast.SchemaCommand) and not is_admin(node):
         kind = " ".join(node.kind.upper().split())
-        return f"{kind} is a schema or administration command: this endpoint is read-only"
+        return f"{kind} is a schema command: this endpoint is read-only"
     return None
 
 

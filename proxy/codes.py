@@ -90,7 +90,14 @@ CODES: dict[str, Code] = {
     ),
     "LIM.RESULT_SIZE": Code("warning", "a result cut off at `max_result_rows`/`max_result_bytes`"),
     "LIM.TIMEOUT": Code("error", "the database's query timeout or the guard's time budget ran out"),
-    "SEC.WRITE": Code("error", "a write, schema or administration command on a read-only endpoint"),
+    "SEC.WRITE": Code(
+        "error", "a write, schema command or administration SHOW on a read-only endpoint"
+    ),
+    "SEC.ADMIN": Code(
+        "error",
+        "an administration command (databases, users, roles, privileges, servers): never "
+        "forwarded, read-only or not",
+    ),
     "SEC.PROCEDURE": Code(
         "error", "a procedure or function that writes, runs code or loads data; unlisted functions"
     ),

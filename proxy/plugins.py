@@ -32,6 +32,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     "plugins.align_directions",
     "plugins.redirect_self_loops",
     "plugins.read_only",
+    "plugins.admin_commands",
     "plugins.databases",
     "plugins.limits",
     "plugins.unknown_names",
@@ -55,7 +56,7 @@ BUILTIN_REPAIR: tuple[str, ...] = ("plugins.llm_repair",)
 
 
 # Security checks no configuration may switch off: `--disable` names them in vain.
-ALWAYS_ON: frozenset[str] = frozenset({"ambiguous_text"})
+ALWAYS_ON: frozenset[str] = frozenset({"ambiguous_text", "admin_commands"})
 
 
 def builtin_rule_names() -> list[str]:

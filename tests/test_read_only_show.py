@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def guard(served: frozenset[str] = frozenset(), rules: list[str] | None = None, **g: Any) -> Guard:
     settings = parse_config({"guard": g}).guard
-    pm = build_plugin_manager(builtins=rules or ["plugins.read_only"], entry_points=False)
+    rules = rules or ["plugins.read_only", "plugins.admin_commands"]
+    pm = build_plugin_manager(builtins=rules, entry_points=False)
     return Guard(pm, GuardContext(settings=settings, served_procedures=served))
 
 
@@ -201,14 +202,14 @@ BLOCKED_SHOWS = [
     ("CREATE INDEX i FOR (n:Person) ON (n.name)", "SEC.WRITE"),
     ("CREATE CONSTRAINT c IF NOT EXISTS FOR (n:Person) REQUIRE n.id IS UNIQUE", "SEC.WRITE"),
     ("DROP INDEX i", "SEC.WRITE"),
-    ("GRANT ROLE admin TO eve", "SEC.WRITE"),
-    ("REVOKE ROLE admin FROM eve", "SEC.WRITE"),
-    ("ALTER CURRENT USER SET PASSWORD FROM 'a' TO 'b'", "SEC.WRITE"),
-    ("CREATE USER eve SET PASSWORD 'pw'", "SEC.WRITE"),
-    ("STOP DATABASE neo4j", "SEC.WRITE"),
-    ("START DATABASE neo4j", "SEC.WRITE"),
-    ("DENY TRAVERSE ON GRAPH * TO reader", "SEC.WRITE"),
-    ("ENABLE SERVER 'x'", "SEC.WRITE"),
+    ("GRANT ROLE admin TO eve", "SEC.ADMIN"),
+    ("REVOKE ROLE admin FROM eve", "SEC.ADMIN"),
+    ("ALTER CURRENT USER SET PASSWORD FROM 'a' TO 'b'", "SEC.ADMIN"),
+    ("CREATE USER eve SET PASSWORD 'pw'", "SEC.ADMIN"),
+    ("STOP DATABASE neo4j", "SEC.ADMIN"),
+    ("START DATABASE neo4j", "SEC.ADMIN"),
+    ("DENY TRAVERSE ON GRAPH * TO reader", "SEC.ADMIN"),
+    ("ENABLE SERVER 'x'", "SEC.ADMIN"),
 ]  # fmt: skip
 
 
@@ -231,6 +232,29 @@ def test_admin_message_tells_what_is_allowed() -> None:
     assert "SHOW INDEXES, SHOW CONSTRAINTS, SHOW FUNCTIONS and SHOW PROCEDURES" in finding.message
     composed = verdict("SHOW TRANSACTIONS YIELD transactionId AS t TERMINATE TRANSACTIONS t")
     assert any("composed SHOW / TERMINATE" in f.message for f in composed.findings)
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_admin_commands_are_blocked_whether_or_not_writes_are_allowed(read_only: bool) -> None:
+    for query in ["CREATE USER eve SET PASSWORD 'pw'", "DROP DATABASE movies", "DRYRUN"]:
+        result = verdict(query, read_only=read_only)
+        assert result.action == "block" and result.codes == ["SEC.ADMIN"], result.findings
+        assert "never forwards" in result.findings[0].message and not result.forward
+
+
+def test_admin_commands_are_never_forwarded_even_without_their_rule() -> None:
+    """The emitter refuses a coarsely parsed command itself (fail closed), so even a guard
+    built without plugins/admin_commands.py forwards nothing."""
+    result = guard(rules=["plugins.read_only"], read_only=False).check("GRANT ROLE admin TO eve")
+    assert result.action == "block" and not result.forward
+    assert "never forwarded" in result.findings[0].message
+
+
+def test_schema_commands_are_writes_but_not_administration() -> None:
+    query = "CREATE INDEX i IF NOT EXISTS FOR (n:Person) ON (n.name)"
+    assert verdict(query).codes == ["SEC.WRITE"]
+    allowed = verdict(query, read_only=False)
+    assert allowed.action == "allow" and allowed.forward == query
 
 
 def test_admin_shows_pass_when_writes_are_allowed_but_bodies_are_still_judged() -> None:

@@ -3,14 +3,10 @@ them (the read-only rule lets these through; `plugins/compat_procedures.py` rewr
 
 from __future__ import annotations
 
-import re
-
 from proxy.context import GuardContext
 from proxy.cypher import ast
+from proxy.cypher.ast_schema import SchemaDefinition
 from proxy.cypher.query import CypherQuery
-
-_IF_NOT_EXISTS = re.compile(r"\bIF\s+NOT\s+EXISTS\b", re.IGNORECASE)
-_SCHEMA_OBJECTS = ("INDEX", "CONSTRAINT")
 
 
 def dialect_of(backend_uri: str) -> str:
@@ -20,14 +16,8 @@ def dialect_of(backend_uri: str) -> str:
 
 
 def idempotent(query: CypherQuery, node: ast.SchemaCommand) -> bool:
-    """`CREATE … INDEX|CONSTRAINT … IF NOT EXISTS`."""
-    words = node.kind.upper().split()
-    return (
-        bool(words)
-        and words[0] == "CREATE"
-        and any(w in _SCHEMA_OBJECTS for w in words)
-        and _IF_NOT_EXISTS.search(query.source(node)) is not None
-    )
+    """`CREATE … INDEX|CONSTRAINT … IF NOT EXISTS` (as parsed: not a comment or a string)."""
+    return isinstance(node, SchemaDefinition) and node.kind.startswith("CREATE") and node.if_exists
 
 
 def acknowledged(query: CypherQuery, node: ast.SchemaCommand, ctx: GuardContext) -> bool:

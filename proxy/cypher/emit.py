@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lark import Token
 
+from proxy.cypher import ast
 from proxy.cypher.build_parts import parse_int, unescape_name, unescape_string
 from proxy.model import Edit, apply_edits
 from proxy.tree import TreeNode
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AmbiguousText",
+    "Unforwardable",
     "canonical_name",
     "canonical_string",
     "emit_query",
@@ -49,6 +51,11 @@ __all__ = [
 
 class AmbiguousText(ValueError):
     """The query's tokens cannot be re-printed without a reader possibly seeing others."""
+
+
+class Unforwardable(ValueError):
+    """The query holds text the guard did not parse into tokens (an administration command's
+    coarse remainder): it is never forwarded."""
 
 
 _SIMPLE_ESCAPES = {
@@ -101,6 +108,10 @@ _CLAUSE_WORDS = frozenset(
         "CALL",
         "OPTIONAL",
         "YIELD",
+        "FOR",
+        "EACH",
+        "REQUIRE",
+        "ASSERT",
     ]
 )
 
@@ -156,8 +167,8 @@ def _wordy(ch: str) -> bool:
 
 def _needs_space(kind_a: str, a: str, kind_b: str, b: str) -> bool:
     """Would `a` and `b` written side by side read as other tokens (in any Cypher dialect)?"""
-    if kind_a == "SCHEMA_REST" or kind_b == "SCHEMA_REST":
-        return True
+    if "DOUBLE_COLON" in (kind_a, kind_b) or (kind_a == "ON" and b == ":"):
+        return True  # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
     x, y = a[-1], b[0]
     if _wordy(x) and _wordy(y):
         return True
@@ -199,9 +210,25 @@ def _pieces(tokens: Sequence[Token]) -> list[tuple[str, str]]:
     return [(t.type, _token_text(t)) for t in tokens]
 
 
+def _refuse_admin(query: CypherQuery) -> None:
+    """Fail closed: an administration command is parsed coarsely (its remainder, SCHEMA_REST,
+    is the client's raw text), so a query holding one is refused (plugins/admin_commands.py
+    blocks them first, with SEC.ADMIN)."""
+    coarse = (
+        type(node) is ast.SchemaCommand for node in query.find(ast.SchemaCommand)
+    )
+    if any(t.type == "SCHEMA_REST" for t in query.tokens) or any(coarse):
+        raise Unforwardable(
+            "administration commands (databases, users, roles, privileges, aliases, servers) "
+            "are never forwarded by the proxy; run them on the database directly"
+        )
+
+
 def emit_query(query: CypherQuery, edits: Sequence[Edit] = ()) -> str:
     """The canonical text of `query` (with `edits` applied, when they replace whole tokens with
-    plain words; otherwise the edited text is parsed again). Raises AmbiguousText."""
+    plain words; otherwise the edited text is parsed again). Raises AmbiguousText, or
+    Unforwardable for an administration command."""
+    _refuse_admin(query)
     if edits:
         spliced = _splice(query, edits)
         if spliced is None:

@@ -51,6 +51,7 @@ from proxy.cypher.build_parts import (
 )
 from proxy.cypher.transform_expr import ExprBuilder
 from proxy.cypher.transform_pattern import PatternBuilder
+from proxy.cypher.transform_schema import SchemaBuilder
 from proxy.cypher.transform_show import ShowBuilder
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
@@ -97,7 +98,7 @@ _ADMIN_WORDS = frozenset(
 )
 
 
-class CypherBuilder(ShowBuilder, PatternBuilder, ExprBuilder, Transformer):
+class CypherBuilder(SchemaBuilder, ShowBuilder, PatternBuilder, ExprBuilder, Transformer):
     """Inline transformer for grammars/cypher.lark; stateless, so one instance serves all."""
 
     def __default__(self, data: str, children: list[Any], meta: Any) -> Any:

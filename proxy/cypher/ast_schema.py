@@ -1,0 +1,33 @@
+"""The AST node of a Neo4j 5 index or constraint command, every part parsed (ast.py holds the
+other node types; this one only extends `SchemaCommand`).
+
+Example: `CREATE CONSTRAINT c IF NOT EXISTS FOR (n:Person) REQUIRE n.id IS UNIQUE` is
+`SchemaDefinition(kind="CREATE CONSTRAINT", name="c", if_exists=True, entity="node",
+variable="n", labels=["Person"], properties=["id"], rule="UNIQUE")`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from proxy.cypher.ast import Expr, SchemaCommand
+
+
+@dataclass(eq=False, slots=True)
+class SchemaDefinition(SchemaCommand):
+    """CREATE [kind] INDEX / CREATE CONSTRAINT / DROP INDEX / DROP CONSTRAINT.
+
+    `kind` is the command's leading keywords ("CREATE VECTOR INDEX", "DROP CONSTRAINT");
+    `if_exists` is `IF NOT EXISTS` on a CREATE, `IF EXISTS` on a DROP; `entity` is "node",
+    "relationship" or "" (a DROP by name); `rule` the constraint kind ("UNIQUE", "NODE KEY",
+    "NOT NULL", ":: INTEGER", …) and `options` the OPTIONS map (judged like any expression).
+    """
+
+    name: str | None = None
+    if_exists: bool = False
+    entity: str = ""
+    variable: str | None = None
+    labels: list[str] = field(default_factory=list)
+    properties: list[str] = field(default_factory=list)
+    rule: str = ""
+    options: Expr | None = None
