@@ -14,31 +14,42 @@ from _common import ROOT
 
 
 class Proxy:
-    """`python -m proxy serve` with a given `[backend]`; reads its RSS from /proc."""
+    """`python -m proxy serve` with a given `[backend]`; reads its RSS from /proc.
+
+    `server` replaces the `[server]` listeners (default: Bolt on a free port), `extra` is
+    TOML appended to the configuration, and `listener` the scheme whose printed address
+    becomes `.address` (`bolt` or `ws` for the Gremlin front)."""
 
     def __init__(
         self, tmp: Path, backend: dict[str, str], env: dict[str, str], repair: bool = True,
-        root: Path = ROOT, limits: bool = True,
+        root: Path = ROOT, limits: bool = True, server: dict[str, str] | None = None,
+        extra: str = "", listener: str = "bolt",
     ) -> None:  # fmt: skip
-        lines = ["[server]", 'bolt = "127.0.0.1:0"', f'data_dir = "{tmp}"', "[backend]"]
+        listeners = server if server is not None else {"bolt": "127.0.0.1:0"}
+        lines = ["[server]", *(f'{k} = "{v}"' for k, v in listeners.items())]
+        lines += [f'data_dir = "{tmp}"', "[backend]"]
         lines += [f'{k} = "{v}"' for k, v in backend.items()]
         lines += ["[audit]", f'path = "{tmp / "audit.jsonl"}"']
         lines += ["[repair]", f"enabled = {str(repair).lower()}"]
         if limits:  # 1,000 idle connections from this one host: above the default caps
             lines += ["[limits]", "max_connections = 2000", "max_connections_per_client = 2000"]
         tmp.mkdir(parents=True, exist_ok=True)
-        (tmp / "bench.toml").write_text("\n".join(lines) + "\n")
+        (tmp / "bench.toml").write_text("\n".join(lines) + "\n" + extra)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "proxy", "serve", "--config", str(tmp / "bench.toml")],
             stdout=subprocess.PIPE, stderr=(tmp / "serve.log").open("wb"), text=True,
             cwd=root, env={**os.environ, **env, "PYTHONPATH": str(root)},
         )  # fmt: skip
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        found = re.search(r"bolt://(\S+)", line)
-        if not found:
-            self.stop()
-            raise SystemExit(f"serve did not start: {line!r}; see {tmp / 'serve.log'}")
+        printed = ""
+        found = None
+        while found is None:  # `serve` prints one line per listener
+            line = self.proc.stdout.readline()
+            printed += line
+            found = re.search(rf"{listener}://([^/\s]+)", line)
+            if not line:
+                self.stop()
+                raise SystemExit(f"serve did not start: {printed!r}; see {tmp / 'serve.log'}")
         self.address = found.group(1)
 
     def rss_mib(self) -> float:

@@ -225,3 +225,40 @@ def test_proxy_to_proxy_remote_backend(tmp_path: Path, proxy: ProxyThread, url: 
         finally:
             conn.close()
     assert _vertex_count(proxy) == 6
+
+
+def test_audit_error_is_a_code_and_the_status_its_own_field(proxy: ProxyThread, url: str) -> None:
+    """As on the Bolt front, `error` names what caused a refusal (the Neo4j-style status of
+    the blocking findings, the backend's code, an invalid request) and `status` keeps
+    TinkerPop's number."""
+    scripts = {
+        "groovy": "def x = 1; g.V().has('name', 'marko')",  # SEC.SCRIPT: Forbidden
+        "scan": "g.V().values('age')",  # LIM.FULL_SCAN: a semantic refusal
+        "engine": "g.V().has('name', 'marko').values('name').math('_ + 1')",  # fails in graphersal
+    }
+    c = Client(url, "g")
+    try:
+        for script in scripts.values():
+            with pytest.raises(GremlinServerError) as info:
+                c.submit(script).all().result()
+            assert info.value.status_code == 597
+    finally:
+        c.close()
+
+    async def invalid() -> int:
+        async with aiohttp.ClientSession() as session:
+            body = {"gremlin": "g.V().has('name', 'josh')", "bindings": 5}
+            async with session.post(url.replace("ws://", "http://"), json=body) as response:
+                return response.status
+
+    assert asyncio.run(invalid()) == 400
+    proxy.call(asyncio.sleep(0.05))  # the audit log writes its lines every 10 ms
+    proxy.server.audit.flush()
+    lines = [json.loads(x) for x in Path(proxy.server.audit.path).read_text().splitlines()]
+    by_query = {x.get("original"): x for x in lines}
+    assert by_query[scripts["groovy"]]["error"] == "Neo.ClientError.Security.Forbidden"
+    assert by_query[scripts["scan"]]["error"] == "Neo.ClientError.Statement.SemanticError"
+    assert by_query[scripts["engine"]]["error"] == "Gremlin.Evaluation"
+    assert {by_query[s]["status"] for s in scripts.values()} == {597}
+    invalid_request = [x for x in lines if x.get("status") == 499]
+    assert invalid_request and invalid_request[-1]["error"] == "Neo.ClientError.Request.Invalid"

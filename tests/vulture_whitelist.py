@@ -50,14 +50,4 @@ ALLOWED: dict[str, str] = {
     "declared_keys": "config keys the schema declares (tests/test_config.py, test_architecture)",
     "from_text": "SqlCatalog from the fixtures' `-- sql-schema:` header",
     "unpackb": "PackStream decoder of one value (tests/test_packstream.py round trips)",
-    # TODO(owner of proxy/bolt, proxy/gremlin): unreferenced; left to the branch that owns
-    # these modules (issue 10 item 6) — delete there or use
-    "_outcome_only": "unreferenced (proxy/bolt/streaming.py)",
-    "busy": "unreferenced property (proxy/bolt/upstream.py)",
-    "is_script_error": "unreferenced (proxy/gremlin/parser.py)",
-    "enclosing_step": "only tests call it (proxy/gremlin/edits.py)",
-    "remove_step": "only tests call it (proxy/gremlin/edits.py)",
-    "parents": "unreferenced (proxy/gremlin/edits.py)",
-    "GRAPHSON3_UNTYPED": "unreferenced constant (proxy/gremlin/wire.py)",
-    "SERVER_TIMEOUT": "unreferenced constant (proxy/gremlin/wire.py)",
 }

@@ -8,7 +8,6 @@ backend instead of filling memory.
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import replace
 from typing import Any
@@ -18,7 +17,6 @@ from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
 from proxy.bolt.conversation import Conversation, OpenResult
 from proxy.bolt.limits import result_size_finding
-from proxy.bolt.packstream import Packed
 from proxy.bolt.values import ValueCodec
 from proxy.clock import elapsed_ms
 
@@ -159,12 +157,6 @@ def _within(sizes: list[int], rows_left: int, bytes_left: int) -> tuple[int, str
             if total > bytes_left:
                 return i, "more bytes than [limits] max_result_bytes"
     return sent, cut
-
-
-@functools.cache
-def _outcome_only(had_records: bool, had_fields: bool) -> Packed:
-    """The packed statuses list of a result without findings or upstream statuses."""
-    return Packed.of(diag.statuses(None, had_records, had_fields, None, set()))
 
 
 def _is_outcome(status: dict[str, Any]) -> bool:

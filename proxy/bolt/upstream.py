@@ -150,10 +150,6 @@ class UpstreamConnection(asyncio.Protocol):
         self.queue(m.RESET, [])
         self.flush()
 
-    @property
-    def busy(self) -> bool:
-        return bool(self._responses)
-
     def close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
             if not self.lost and not self._responses:

@@ -1,15 +1,42 @@
 """What the Gremlin front reads from a request and writes into a response, beside the
 protocol (`proxy.gremlin.wire`): the bindings and the client's question a bytecode carries,
-the block message, the findings as status attributes."""
+the block message, the findings as status attributes, and a refusal (`Rejected`)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from cachetools import LRUCache
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
+from proxy.bolt.diagnostics import REQUEST_INVALID, UNKNOWN_ERROR
+from proxy.caches import parse_cache
+from proxy.gremlin import wire
+from proxy.gremlin.ast import Traversal
+from proxy.gremlin.language import GremlinQuery
 from proxy.model import Finding, Severity, Verdict
+
+# the audit line's `error` of a refusal that no finding or backend code explains
+_CODE_OF_STATUS = {
+    wire.MALFORMED_REQUEST: REQUEST_INVALID,
+    wire.INVALID_REQUEST_ARGUMENTS: REQUEST_INVALID,
+}
+
+
+class Rejected(Exception):
+    """A request answered with an error `status` (TinkerPop's number). `code` is what the
+    audit line writes as `error`, a code string as on the Bolt front: the Neo4j status of the
+    findings that blocked it (`proxy.bolt.diagnostics.block_code`), the backend's error code,
+    else one derived from the status."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code or _CODE_OF_STATUS.get(status, UNKNOWN_ERROR)
+
 
 _OPTIONS = "org.apache.tinkerpop.gremlin.process.traversal.strategy.decoration.OptionsStrategy"
 
@@ -89,12 +116,23 @@ def _line(f: Finding) -> str:
 
 class TextGuard:
     """A Gremlin check (`text -> Verdict`) in the shape `proxy.guard_pool.judge` takes
-    (`(text, parameters) -> Verdict`, with `cached` for a repeated traversal)."""
+    (`(text, parameters) -> Verdict`, with `cached` for a repeated traversal), and the parse
+    of the judged text to execute, kept for a repeated traversal as its verdict is."""
 
     def __init__(
         self, check: Callable[[str], Verdict], cached: Callable[[str], Verdict | None] | None
     ) -> None:
         self._check, self._cached = check, cached
+        self._parses: LRUCache[str, GremlinQuery] = parse_cache(0)
+
+    def traversal(self, final: str) -> Traversal:
+        """`final` (a verdict's `to_run`) parsed; raises what `GremlinQuery.parse` raises."""
+        parsed = self._parses.get(final)
+        if parsed is None:
+            parsed = GremlinQuery.parse(final)
+            with contextlib.suppress(ValueError):  # larger than the whole cache
+                self._parses[final] = parsed
+        return parsed.traversal
 
     def __call__(self, text: str, parameters: dict[str, Any]) -> Verdict:
         return self._check(text)

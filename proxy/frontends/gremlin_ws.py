@@ -45,8 +45,10 @@ from aiohttp import BasicAuth, WSMsgType, hdrs, web
 from gremlin_python.process.traversal import Bytecode, Traverser
 
 from proxy.backends.base import BackendError
+from proxy.bolt.diagnostics import FORBIDDEN, UNKNOWN_ERROR, block_code
 from proxy.clock import elapsed_ms
 from proxy.frontends.gremlin_requests import (
+    Rejected,
     TextGuard,
     block_message,
     bytecode_bindings,
@@ -56,7 +58,6 @@ from proxy.frontends.gremlin_requests import (
 from proxy.gremlin import wire
 from proxy.gremlin.bytecode import from_bytecode
 from proxy.gremlin.errors import BytecodeError, GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.language import GremlinQuery
 from proxy.gremlin.printer import to_text
 from proxy.guard_pool import GuardLimits, GuardPool, QueryLimits, judge
 from proxy.metrics import open_connections
@@ -76,15 +77,6 @@ Repair = Callable[[str, list[Any], Mapping[str, Any], str | None], Awaitable[Gre
 DEFAULT_BATCH = 64
 MAX_FRAME = 16 * 1024 * 1024
 MAX_PENDING = 16  # requests kept per connection while it has not authenticated
-
-
-class Rejected(Exception):
-    """A request answered with an error status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class GremlinFrontend:
@@ -279,12 +271,15 @@ class GremlinFrontend:
         event: dict[str, Any] = {
             "front": "gremlin", "language": "gremlin", "client": peer, "op": req.op,
             "request_id": str(req.request_id), "query": None, "parameters": None,
-            "question": None, "backend_ms": None, "error": None, "user": user,
+            "question": None, "backend_ms": None, "error": None, "status": None, "user": user,
         }  # fmt: skip
         try:
             return await self._run(req, event)
-        except Rejected as exc:
-            event["error"] = event.get("error") or exc.status
+        except Rejected as exc:  # `error` a code string as on the Bolt front, beside the status
+            event.update(error=exc.code, status=exc.status)
+            raise
+        except Exception:
+            event.update(error=UNKNOWN_ERROR, status=wire.SERVER_ERROR)
             raise
         finally:
             if self._on_query is not None:
@@ -319,7 +314,8 @@ class GremlinFrontend:
                 bindings = {**bytecode_bindings(gremlin), **bindings}
             except GremlinScriptError as exc:
                 event.update(query=repr(gremlin), action="block", codes=["SEC.SCRIPT"])
-                raise Rejected(wire.SCRIPT_EVALUATION_ERROR, f"SEC.SCRIPT error: {exc}") from exc
+                message = f"SEC.SCRIPT error: {exc}"
+                raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, FORBIDDEN) from exc
             except (BytecodeError, Exception) as exc:
                 message = f"unreadable bytecode: {exc}"
                 raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, message) from exc
@@ -329,11 +325,12 @@ class GremlinFrontend:
         event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=elapsed_ms(started))
         if verdict.blocked:
             event["final_query"] = None
-            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, block_message(verdict))
+            message = block_message(verdict)
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, block_code(verdict))
         final = verdict.to_run
         event["final_query"] = final
         try:
-            traversal = GremlinQuery.parse(final).traversal
+            traversal = self._guard.traversal(final)
         except (GremlinSyntaxError, GremlinScriptError) as exc:  # the guard's own output
             message = f"internal: the judged traversal does not parse: {exc}"
             raise Rejected(wire.SERVER_ERROR, message) from exc
@@ -341,8 +338,8 @@ class GremlinFrontend:
         try:
             results = await self._submit(traversal, bindings)
         except BackendError as exc:
-            event.update(backend_ms=elapsed_ms(started), error=exc.code)
-            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, exc.message) from exc
+            event["backend_ms"] = elapsed_ms(started)
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, exc.message, exc.code) from exc
         findings = list(verdict.findings)
         if self._repair is not None:
             repaired = await self._repair(final, results, bindings, question)

@@ -20,23 +20,6 @@ def traversals(root: Traversal) -> Iterator[Traversal]:
     yield from root.find_all(Traversal)
 
 
-def parents(root: Node) -> dict[Node, Node]:
-    """Child -> parent for every node under `root` (nodes hash by identity)."""
-    out: dict[Node, Node] = {}
-    for node in root.walk():
-        for child in node.children():
-            out[child] = node
-    return out
-
-
-def enclosing_step(node: Node, parent_of: dict[Node, Node]) -> Step | None:
-    """The nearest step whose arguments contain `node`."""
-    current = parent_of.get(node)
-    while current is not None and not isinstance(current, Step):
-        current = parent_of.get(current)
-    return current
-
-
 def rename_step(step: Step, new_name: str) -> Edit:
     """`out('x')` -> `in('x')`: replace only the step name."""
     return Edit(step.name_span[0], step.name_span[1], new_name)
@@ -59,17 +42,6 @@ def append_step(traversal: Traversal, steps: str) -> Edit:
     if last is None:
         raise ValueError("the traversal has no steps to append to")
     return insert_after(last, steps)
-
-
-def remove_step(step: Step, traversal: Traversal) -> Edit:
-    """Delete `step` together with the dot that joins it to the previous one."""
-    chain = traversal.source + traversal.all_steps
-    index = next(i for i, s in enumerate(chain) if s is step)
-    if index == 0:
-        if len(chain) == 1:
-            raise ValueError("cannot remove the only step of a traversal")
-        return Edit(step.span[0], chain[1].span[0], "")
-    return Edit(chain[index - 1].span[1], step.span[1], "")
 
 
 def insert_before(step: Step, steps: str) -> Edit:

@@ -148,9 +148,3 @@ def _expected(exc: UnexpectedInput) -> set[str]:
 def _internal(text: str, exc: BaseException) -> GremlinSyntaxError:
     # A bug of ours must still surface as a parse failure, never as a crash of the proxy.
     return GremlinSyntaxError(1, 1, 0, [], f"internal parser error: {type(exc).__name__}: {exc}")
-
-
-def is_script_error(exc: BaseException) -> bool:
-    """True when `exc` should become SEC.SCRIPT / SEC.MULTI_STATEMENT rather than SYN.PARSE."""
-    return isinstance(exc, GremlinScriptError)
-

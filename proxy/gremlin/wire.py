@@ -33,7 +33,6 @@ from proxy.gremlin.graphbinary_requests import Lambda, request_reader
 
 GRAPHBINARY = "application/vnd.graphbinary-v1.0"
 GRAPHSON3 = "application/vnd.gremlin-v3.0+json"
-GRAPHSON3_UNTYPED = "application/vnd.gremlin-v3.0+json;types=false"
 GRAPHSON = "application/json"  # Gremlin Server's HTTP default: GraphSON 3
 MIME_TYPES = (GRAPHBINARY, GRAPHSON3, GRAPHSON)
 
@@ -42,7 +41,7 @@ SUCCESS, NO_CONTENT, PARTIAL_CONTENT = 200, 204, 206
 UNAUTHORIZED, AUTHENTICATE = 401, 407
 MALFORMED_REQUEST, INVALID_REQUEST_ARGUMENTS = 498, 499
 SERVER_ERROR, SCRIPT_EVALUATION_ERROR = 500, 597
-SERVER_TIMEOUT, SERIALIZATION_ERROR = 598, 599
+SERIALIZATION_ERROR = 599
 
 # GraphSON enum types a request may carry (gremlinpython's reader knows only some of them)
 _ENUMS = frozenset(

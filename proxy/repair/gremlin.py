@@ -160,6 +160,8 @@ async def repair_gremlin(
 ) -> GremlinRepair:
     """`query` (a guarded traversal's `to_run`) came back with `results`: repair it when they
     are empty (see the module docstring). Raises nothing a backend raises."""
+    if len(results) > 1 or (results and not is_blank(results[0])):
+        return GremlinRepair(query, results, [], stop="rows")  # plainly rows: no parse needed
     first = GremlinRepair(query, results, [Attempt(query, "client", None, EMPTY)])
     try:
         parsed = GremlinQuery.parse(query)
