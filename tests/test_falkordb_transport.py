@@ -31,8 +31,15 @@ def test_a_late_reply_is_not_the_next_querys_answer(movies_url: str) -> None:
                 await value(backend, SLOW)
             assert not isinstance(info.value, BackendUnavailable)
             assert "no reply" in info.value.message
-            # the one pooled connection must not hand SLOW's late count to this query
-            assert await value(backend, "RETURN 7") == 7
+            # the one pooled connection must not hand SLOW's late count to this query; give the
+            # late reply time to arrive, and allow a loaded machine to miss 0.3 s twice
+            await asyncio.sleep(1.0)
+            for attempt in range(3):
+                try:
+                    assert await value(backend, "RETURN 7") == 7
+                    break
+                except BackendError as exc:
+                    assert "no reply" in exc.message and attempt < 2
         finally:
             await backend.close()
 
