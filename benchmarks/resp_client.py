@@ -1,6 +1,7 @@
 """The FalkorDB backend's RESP transport (`proxy.backends.resp`: our connections and pool,
-hiredis as the reply parser) against the two it replaced: our earlier pure-Python client
-(`resp_own.RespPool`) and redis-py's asyncio client with the hiredis parser. The work is the
+hiredis as the reply parser) against the two it replaced: our earlier pure-Python reply parser
+(`resp_own.py`, run in the same connections and pool) and redis-py's asyncio client with the
+hiredis parser. The work is the
 FalkorDB backend's: `GRAPH.RO_QUERY … --compact` replies from the embedded FalkorDB with the
 movie graph, decoded to Python values (bulk strings as `str` everywhere: redis-py with
 `decode_responses=True`).
@@ -32,7 +33,7 @@ import redis  # noqa: E402
 import redis.asyncio as aredis  # noqa: E402
 from _common import table, write_section  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
-from resp_own import RespPool as PurePythonPool  # noqa: E402
+from resp_own import pool as pure_python_pool  # noqa: E402
 
 from proxy.backends.embedded import EmbeddedFalkorDB  # noqa: E402
 from proxy.backends.resp import RespPool  # noqa: E402
@@ -81,7 +82,7 @@ def repetitions(query: str) -> int:
 
 async def measure(db: EmbeddedFalkorDB, rounds: int) -> dict[str, dict[str, list[float]]]:
     ours = RespPool(db.host, db.port, password=db.password, max_connections=CONCURRENCY)
-    pure = PurePythonPool(db.host, db.port, password=db.password, max_connections=CONCURRENCY)
+    pure = pure_python_pool(db.host, db.port, password=db.password, max_connections=CONCURRENCY)
     theirs = aredis.Redis(
         host=db.host, port=db.port, password=db.password, decode_responses=True,
         max_connections=CONCURRENCY,
@@ -136,8 +137,8 @@ def report(results: dict[str, dict[str, list[float]]], rounds: int) -> str:
         f"`benchmarks/resp_client.py`, {rounds} alternating rounds, medians; redis-py "
         f"{redis.__version__}, hiredis {'on' if HIREDIS_AVAILABLE else 'OFF'}; "
         f"{CONCURRENCY} concurrent commands for the throughput columns. `proxy` is "
-        "`proxy.backends.resp` (the FalkorDB backend's transport), `pure Python` our earlier "
-        "client (`benchmarks/resp_own.py`).",
+        "`proxy.backends.resp` (the FalkorDB backend's transport), `pure Python` the same "
+        "connections with our earlier pure-Python reply parser (`benchmarks/resp_own.py`).",
         "",
         table(HEADERS, rows),
         "",

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import hiredis
 
@@ -77,16 +78,31 @@ def _raised(reply: Any) -> Any:
     return reply
 
 
-class RespConnection(asyncio.Protocol):
-    """One server connection; replies resolve the pending commands in order (pipelining)."""
+class ReplyReader(Protocol):
+    """hiredis.Reader's interface: `feed` bytes, `gets` the next whole reply or False.
+    Error replies come back as `RespError` values; bytes that are not RESP2 raise
+    `RespProtocolError`."""
 
-    def __init__(self) -> None:
+    def feed(self, data: bytes, /) -> None: ...
+
+    def gets(self) -> Any: ...
+
+
+def hiredis_reader() -> ReplyReader:
+    return hiredis.Reader(  # type: ignore[no-any-return]
+        replyError=RespError, protocolError=RespProtocolError, encoding="utf-8",
+        errors="replace",
+    )  # fmt: skip
+
+
+class RespConnection(asyncio.Protocol):
+    """One server connection; replies resolve the pending commands in order (pipelining).
+    `reader` makes its reply parser (hiredis unless a benchmark compares another)."""
+
+    def __init__(self, reader: Callable[[], ReplyReader] = hiredis_reader) -> None:
         self.transport: asyncio.Transport | None = None
         self.closed = False
-        self._parser = hiredis.Reader(
-            replyError=RespError, protocolError=RespProtocolError, encoding="utf-8",
-            errors="replace",
-        )
+        self._parser = reader()
         self._waiting: deque[asyncio.Future[Any]] = deque()
         self._loop = asyncio.get_running_loop()
         self._lost: Exception | None = None
@@ -169,13 +185,13 @@ class RespConnection(asyncio.Protocol):
 
 async def connect(
     host: str, port: int, *, username: str | None = None, password: str | None = None,
-    timeout: float | None = None,
+    timeout: float | None = None, reader: Callable[[], ReplyReader] = hiredis_reader,
 ) -> RespConnection:  # fmt: skip
     """Open (and authenticate) one connection; failures raise `RespConnectionError`."""
     loop = asyncio.get_running_loop()
     try:
         async with asyncio.timeout(timeout):
-            _, conn = await loop.create_connection(RespConnection, host, port)
+            _, conn = await loop.create_connection(lambda: RespConnection(reader), host, port)
     except (OSError, TimeoutError) as exc:
         raise RespConnectionError(f"cannot connect: {exc or 'timed out'}") from exc
     if password is not None:
@@ -202,11 +218,12 @@ class RespPool:
         self, host: str, port: int, *, username: str | None = None,
         password: str | None = None, max_connections: int = 16,
         connect_timeout: float | None = 2.0, read_timeout: float | None = None,
-        wait_timeout: float = 30.0,
+        wait_timeout: float = 30.0, reader: Callable[[], ReplyReader] = hiredis_reader,
     ) -> None:  # fmt: skip
         self.host, self.port, self.max_connections = host, port, max(1, max_connections)
         self._login: dict[str, Any] = {
             "username": username, "password": password, "timeout": connect_timeout,
+            "reader": reader,
         }  # fmt: skip
         self.read_timeout, self.wait_timeout = read_timeout, wait_timeout
         self._idle: list[RespConnection] = []
