@@ -1,16 +1,22 @@
 """A `query-guard serve` process for the benchmarks, from this checkout or from a git
-worktree of an earlier revision (to compare builds in one run)."""
+worktree of an earlier revision (to compare builds in one run), and its RSS with many idle
+Bolt connections."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from _common import ROOT
+
+from proxy.bolt import messages as m
+from proxy.bolt.packstream import Structure, packb
 
 
 class Proxy:
@@ -83,3 +89,44 @@ class Baseline:
         subprocess.run(
             ["git", "worktree", "remove", "--force", str(self.root)], cwd=ROOT, check=False
         )
+
+
+def _bolt_logon() -> bytes:
+    """Handshake (Bolt 5.4) + HELLO + LOGON, as one idle client sends them."""
+    out = bytearray(b"\x60\x60\xb0\x17" + bytes([0, 0, 4, 5]) + bytes(12))
+    hello = {"user_agent": "bench/1.0", "bolt_agent": {"product": "bench/1.0"}}
+    logon = {"scheme": "basic", "principal": "neo4j", "credentials": "x"}
+    m.frame(out, packb(Structure(0x01, [hello])))
+    m.frame(out, packb(Structure(0x6A, [logon])))
+    return bytes(out)
+
+
+def idle_connections(address: str, count: int) -> list[socket.socket]:
+    """`count` authenticated, idle Bolt connections to the proxy."""
+    host, port = address.rsplit(":", 1)
+    logon = _bolt_logon()
+    socks = []
+    for _ in range(count):
+        s = socket.create_connection((host, int(port)))
+        s.sendall(logon)
+        socks.append(s)
+    for s in socks:  # the version reply, then SUCCESS for HELLO and for LOGON
+        s.settimeout(10)
+        got = b""
+        while got.count(b"\xb1\x70") < 2:
+            chunk = s.recv(4096)
+            if not chunk:
+                raise SystemExit("the proxy closed an idle connection during logon")
+            got += chunk
+    return socks
+
+
+def idle_rss(proxy: Proxy, count: int) -> tuple[float, float]:
+    """The proxy's RSS in MiB before and with `count` idle connections open."""
+    before = proxy.rss_mib()
+    socks = idle_connections(proxy.address, count)
+    time.sleep(1.0)
+    after = proxy.rss_mib()
+    for s in socks:
+        s.close()
+    return before, after

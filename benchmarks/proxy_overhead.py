@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
+import statistics
 import sys
 import tempfile
 import time
@@ -32,12 +32,11 @@ sys.path.insert(0, str(HERE))
 
 import neo4j  # noqa: E402
 from _common import percentile, table, write_section  # noqa: E402
-from _serve import Baseline, Proxy  # noqa: E402
+from _overhead_report import SECOND, interpret  # noqa: E402
+from _serve import Baseline, Proxy, idle_rss  # noqa: E402
 
 from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason  # noqa: E402
 from proxy.backends.embedded import EmbeddedFalkorDB  # noqa: E402
-from proxy.bolt import messages as m  # noqa: E402
-from proxy.bolt.packstream import Structure, packb  # noqa: E402
 
 SMALL_READ = (
     "MATCH (m:Movie {title: $title}) RETURN m.title AS title, m.released AS released LIMIT 10"
@@ -45,6 +44,8 @@ SMALL_READ = (
 PARAMS = {"title": "The Matrix"}
 SECTION = "## Proxy overhead (query-guard serve vs direct)"
 PASSWORD_ENV = "QG_BENCH_PASSWORD"
+ROUNDS = 8  # latency blocks per side
+TPUT_ROUNDS = 5  # throughput points per side and client count (the median is reported)
 
 
 # ---------------------------------------------------------------------- measurements
@@ -81,46 +82,6 @@ async def throughput(
     started = time.perf_counter()
     await asyncio.gather(*(loop(w) for w in range(clients)))
     return done / (time.perf_counter() - started)
-
-
-def _bolt_logon() -> bytes:
-    """Handshake (Bolt 5.4) + HELLO + LOGON, as one idle client sends them."""
-    out = bytearray(b"\x60\x60\xb0\x17" + bytes([0, 0, 4, 5]) + bytes(12))
-    hello = {"user_agent": "bench/1.0", "bolt_agent": {"product": "bench/1.0"}}
-    logon = {"scheme": "basic", "principal": "neo4j", "credentials": "x"}
-    m.frame(out, packb(Structure(0x01, [hello])))
-    m.frame(out, packb(Structure(0x6A, [logon])))
-    return bytes(out)
-
-
-def idle_connections(address: str, count: int) -> list[socket.socket]:
-    """`count` authenticated, idle Bolt connections to the proxy."""
-    host, port = address.rsplit(":", 1)
-    logon = _bolt_logon()
-    socks = []
-    for _ in range(count):
-        s = socket.create_connection((host, int(port)))
-        s.sendall(logon)
-        socks.append(s)
-    for s in socks:  # the version reply, then SUCCESS for HELLO and for LOGON
-        s.settimeout(10)
-        got = b""
-        while got.count(b"\xb1\x70") < 2:
-            chunk = s.recv(4096)
-            if not chunk:
-                raise SystemExit("the proxy closed an idle connection during logon")
-            got += chunk
-    return socks
-
-
-def idle_rss(proxy: Proxy, count: int) -> tuple[float, float]:
-    before = proxy.rss_mib()
-    socks = idle_connections(proxy.address, count)
-    time.sleep(1.0)
-    after = proxy.rss_mib()
-    for s in socks:
-        s.close()
-    return before, after
 
 
 # ---------------------------------------------------------------------- the two setups
@@ -182,13 +143,20 @@ def through(address: str, seconds: float, label: str, proxy: Proxy) -> Side:
 
 
 def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[str, Any]]:
-    """Latency interleaved in blocks (drift hits every side alike), then throughput."""
+    """Latency interleaved in blocks (drift hits every side alike), the order rotated each
+    round so no side always follows the same one (the database's state after a side's block
+    then biases no side); throughput likewise, in rounds, the median of each side's points."""
     sides = [direct, *proxies]
     lat: dict[str, list[float]] = {side.label: [] for side in sides}
-    for _ in range(4):
-        for side in sides:
-            lat[side.label] += latencies(side.once, n // 4)
-    tput = {(side.label, c): side.tput(c) for side in sides for c in (1, 32)}
+    for block in range(ROUNDS):
+        for side in sides[block % len(sides) :] + sides[: block % len(sides)]:
+            lat[side.label] += latencies(side.once, n // ROUNDS)
+    runs: dict[tuple[str, int], list[float]] = {(s.label, c): [] for s in sides for c in (1, 32)}
+    for block in range(TPUT_ROUNDS):
+        for side in sides[block % len(sides) :] + sides[: block % len(sides)]:
+            for clients in (1, 32):
+                runs[side.label, clients].append(side.tput(clients))
+    tput = {key: statistics.median(values) for key, values in runs.items()}
     results = []
     for side in proxies:
         assert side.proxy is not None
@@ -211,10 +179,15 @@ def proxies(
     baseline: Baseline | None = None,
 ) -> list[Side]:  # fmt: skip
     """query-guard with its defaults, with the repair loop off (to attribute its cost), and
-    the baseline revision with its defaults (to see what newer code costs)."""
+    the baseline revision with its defaults (to see what newer code costs) beside a second
+    serve of this build with its defaults (what two identical serves differ by in this run:
+    the noise a difference to the baseline must exceed to count)."""
     out = []
-    for label, repair in (("defaults", True), ("[repair] off", False)):
-        proxy = Proxy(tmp / f"proxy-{repair}", backend, env, repair=repair)
+    variants = [("defaults", True), ("[repair] off", False)]
+    if baseline is not None:
+        variants.append((SECOND, True))
+    for label, repair in variants:
+        proxy = Proxy(tmp / f"proxy-{len(out)}", backend, env, repair=repair)
         out.append(through(proxy.address, secs, label, proxy))
     if baseline is not None:
         proxy = Proxy(
@@ -283,64 +256,6 @@ def bench_arcadedb(
 
 # ---------------------------------------------------------------------- report
 
-TARGET_P50 = 1.15  # proxy p50 / direct p50
-TARGET_TPUT32 = 0.85  # proxy / direct, 32 clients
-TARGET_RSS_MIB = 150.0  # proxy RSS with 1,000 idle connections
-
-# What the path does is a fact of the code, not of a run; every number below is computed.
-PATH_NOTE = """\
-On the Bolt path the proxy relays upstream RECORD messages undecoded (Bolt >= 5 on both
-sides), writes RUN's SUCCESS, the records and PULL's SUCCESS in one socket write, and skips
-the repair loop when the peeked records plainly are rows. FalkorDB rows also contain the
-Bolt-vs-RESP client difference (direct = `falkordb` client, through the proxy = Bolt).
-Client, proxy and database share the machine's cores, so throughput ratios move between runs."""
-
-
-def _verdict(value: float, target: float, higher_is_better: bool) -> str:
-    met = value >= target if higher_is_better else value <= target
-    return "met" if met else "missed"
-
-
-def interpret(results: list[dict[str, Any]]) -> str:
-    """The reading of this run's numbers, computed from them (nothing here is fixed text)."""
-    lines = []
-    for r in results:
-        p50 = r["proxy_p50"] / r["direct_p50"]
-        tput = r["proxy_tput32"] / r["direct_tput32"]
-        lines.append(
-            f"- {r['name']}: p50 {p50:.2f}x direct "
-            f"(+{r['proxy_p50'] - r['direct_p50']:.2f} ms per query; target ≤ {TARGET_P50}x: "
-            f"{_verdict(p50, TARGET_P50, False)}), 32-client throughput {tput:.2f}x "
-            f"(target ≥ {TARGET_TPUT32}x: {_verdict(tput, TARGET_TPUT32, True)}), "
-            f"RSS {r['rss_idle']:.0f} MiB with 1,000 idle connections "
-            f"(+{r['rss_idle'] - r['rss_before']:.0f} MiB; target ≤ {TARGET_RSS_MIB:.0f}: "
-            f"{_verdict(r['rss_idle'], TARGET_RSS_MIB, False)})."
-        )
-    by_backend: dict[str, dict[str, dict[str, Any]]] = {}
-    for r in results:
-        backend, _, variant = r["name"].rpartition(", ")
-        by_backend.setdefault(backend, {})[variant] = r
-    for backend, variants in by_backend.items():
-        on, off = variants.get("defaults"), variants.get("[repair] off")
-        if on and off:
-            delta = (on["proxy_p50"] - off["proxy_p50"]) * 1000
-            lines.append(
-                f"- {backend}: the repair loop being on changes the p50 by {delta:+.0f} µs."
-            )
-        base = next((r for v, r in variants.items() if v.startswith("baseline ")), None)
-        if on and base:
-            rev = base["name"].rpartition("baseline ")[2]
-            p50 = on["proxy_p50"] / base["proxy_p50"]
-            tput = on["proxy_tput32"] / base["proxy_tput32"]
-            slower = p50 > 1.05 or tput < 0.95
-            lines.append(
-                f"- {backend}: this build against {rev} (same run): p50 {p50:.2f}x "
-                f"({(on['proxy_p50'] - base['proxy_p50']) * 1000:+.0f} µs), 32-client throughput "
-                f"{tput:.2f}x — the plain read path is "
-                + ("slower (by more than 5 %)." if slower else "not slower (within 5 %).")
-            )
-    return "**This run**:\n\n" + "\n".join(lines) + "\n\n" + PATH_NOTE
-
 
 def render(results: list[dict[str, Any]], n: int, seconds: float) -> str:
     rows = []
@@ -364,7 +279,9 @@ def render(results: list[dict[str, Any]], n: int, seconds: float) -> str:
     ]  # fmt: skip
     return (
         f"{SECTION}\n\nSmall read `{SMALL_READ}` ({n} sequential calls per side, interleaved in "
-        f"blocks; throughput {seconds:.0f} s per point, async driver, one session per client). "
+        f"{ROUNDS} blocks, their order rotated each round; throughput: the median of "
+        f"{TPUT_ROUNDS} points of {seconds:g} s, in rotated rounds, "
+        "async driver, one session per client). "
         "Targets: p50 ≤ 1.15x direct, 32-client throughput ≥ 0.85x direct, ≤ 150 MB RSS at "
         "1,000 idle connections. Client, proxy and database share the machine's cores.\n\n"
         + table(headers, rows)
@@ -377,7 +294,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     parser.add_argument("--calls", type=int, default=2000, help="latency samples per side")
-    parser.add_argument("--seconds", type=float, default=4.0, help="per throughput point")
+    parser.add_argument("--seconds", type=float, default=2.0, help="per throughput point")
     parser.add_argument("--only", choices=["falkordb", "arcadedb"])
     parser.add_argument("--baseline", metavar="REV", help="also run serve from this revision")
     args = parser.parse_args()

@@ -70,8 +70,12 @@ def measure(
                 codes["… on a double-quoted string"] += named[:1] == named[-1:] == '"'
 
     cached: list[int] = []
-    warm = {id(g): build_guard(parse_config({"guard": {
-        "sql_dialect": g.ctx.settings.sql_dialect}}), entry_points=False) for _, g in pairs}
+    warm = {
+        id(g): build_guard(
+            parse_config({"guard": {"sql_dialect": g.ctx.settings.sql_dialect}}), entry_points=False
+        )
+        for _, g in pairs
+    }
     for text, guard in pairs:
         g = warm[id(guard)]
         g.ctx = replace(g.ctx, sql_schema=guard.ctx.sql_schema)

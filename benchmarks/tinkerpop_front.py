@@ -68,8 +68,11 @@ def render(
         f"{via['bytecode']} sent as bytecode, {via['script']} as scripts. "
         f"**{passed}/{total} pass ({100 * passed / total:.1f} %)** in {seconds:.0f} s. "
         f"The same run with GraphSON 3: {passed_gs}/{len(graphson)} pass"
-        + (f"; {len(differ)} scenarios differ between the two serializers" if differ else
-           ", the same scenarios")
+        + (
+            f"; {len(differ)} scenarios differ between the two serializers"
+            if differ
+            else ", the same scenarios"
+        )
         + ".\n\n"
         + table(["graph", "scenarios", "pass"], graph_rows)
         + "\n\nFailures by cause:\n\n"
@@ -100,8 +103,9 @@ def main() -> None:
         baseline = {
             "in_suite": len(outcomes),
             "passing": sorted(o.id for o in outcomes if o.passed),
-            "failing": {o.id: category(o) for o in sorted(outcomes, key=lambda o: o.id)
-                        if not o.passed},
+            "failing": {
+                o.id: category(o) for o in sorted(outcomes, key=lambda o: o.id) if not o.passed
+            },
         }
         BASELINE.write_text(json.dumps(baseline, indent=1) + "\n")
 

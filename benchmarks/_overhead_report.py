@@ -1,0 +1,95 @@
+"""What `proxy_overhead.py`'s numbers say, computed from them: each setup against the
+targets, the repair loop's share, and this build against a baseline revision read against
+the run's own noise (two identical serves of this build)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SECOND = "defaults (a second serve)"  # beside a baseline: the run's noise floor
+
+TARGET_P50 = 1.15  # proxy p50 / direct p50
+TARGET_TPUT32 = 0.85  # proxy / direct, 32 clients
+TARGET_RSS_MIB = 150.0  # proxy RSS with 1,000 idle connections
+
+# What the path does is a fact of the code, not of a run; every number below is computed.
+PATH_NOTE = """\
+On the Bolt path the proxy relays upstream RECORD messages undecoded (Bolt >= 5 on both
+sides), writes RUN's SUCCESS, the records and PULL's SUCCESS in one socket write, and skips
+the repair loop when the peeked records plainly are rows. FalkorDB rows also contain the
+Bolt-vs-RESP client difference (direct = `falkordb` client, through the proxy = Bolt).
+Client, proxy and database share the machine's cores, so throughput ratios move between runs."""
+
+
+def _verdict(value: float, target: float, higher_is_better: bool) -> str:
+    met = value >= target if higher_is_better else value <= target
+    return "met" if met else "missed"
+
+
+def _ratio(value: float, target: float) -> str:
+    """`value` to two decimals, or three where two would read as the target itself."""
+    return f"{value:.3f}x" if f"{value:.2f}" == f"{target:.2f}" else f"{value:.2f}x"
+
+
+def _against_baseline(
+    backend: str, on: dict[str, Any], base: dict[str, Any], twin: dict[str, Any] | None
+) -> str:
+    """This build against the baseline revision, read against what two serves of this build
+    differ by in the same run: slower only beyond 5 % and beyond that noise."""
+    rev = base["name"].rpartition("baseline ")[2]
+    p50 = on["proxy_p50"] / base["proxy_p50"]
+    tput = on["proxy_tput32"] / base["proxy_tput32"]
+    p50_noise = tput_noise = 0.0
+    noise = ""
+    if twin is not None:
+        twin_p50 = on["proxy_p50"] / twin["proxy_p50"]
+        twin_tput = on["proxy_tput32"] / twin["proxy_tput32"]
+        p50_noise, tput_noise = abs(twin_p50 - 1), abs(twin_tput - 1)
+        noise = (
+            f"; two serves of this build differ by p50 {twin_p50:.2f}x, "
+            f"32-client throughput {twin_tput:.2f}x"
+        )
+    slower = p50 - 1 > max(0.05, p50_noise) or 1 - tput > max(0.05, tput_noise)
+    verdict = (
+        "slower (by more than 5 % and more than two identical serves differ)."
+        if slower
+        else "not slower (within 5 % or within what two identical serves differ by)."
+    )
+    return (
+        f"- {backend}: this build against {rev} (same run): p50 {p50:.2f}x "
+        f"({(on['proxy_p50'] - base['proxy_p50']) * 1000:+.0f} µs), 32-client throughput "
+        f"{tput:.2f}x{noise} — the plain read path is {verdict}"
+    )
+
+
+def interpret(results: list[dict[str, Any]]) -> str:
+    """The reading of this run's numbers, computed from them (nothing here is fixed text)."""
+    lines = []
+    for r in results:
+        p50 = r["proxy_p50"] / r["direct_p50"]
+        tput = r["proxy_tput32"] / r["direct_tput32"]
+        lines.append(
+            f"- {r['name']}: p50 {_ratio(p50, TARGET_P50)} direct "
+            f"(+{r['proxy_p50'] - r['direct_p50']:.2f} ms per query; target ≤ {TARGET_P50}x: "
+            f"{_verdict(p50, TARGET_P50, False)}), "
+            f"32-client throughput {_ratio(tput, TARGET_TPUT32)} "
+            f"(target ≥ {TARGET_TPUT32}x: {_verdict(tput, TARGET_TPUT32, True)}), "
+            f"RSS {r['rss_idle']:.0f} MiB with 1,000 idle connections "
+            f"(+{r['rss_idle'] - r['rss_before']:.0f} MiB; target ≤ {TARGET_RSS_MIB:.0f}: "
+            f"{_verdict(r['rss_idle'], TARGET_RSS_MIB, False)})."
+        )
+    by_backend: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in results:
+        backend, _, variant = r["name"].rpartition(", ")
+        by_backend.setdefault(backend, {})[variant] = r
+    for backend, variants in by_backend.items():
+        on, off = variants.get("defaults"), variants.get("[repair] off")
+        if on and off:
+            delta = (on["proxy_p50"] - off["proxy_p50"]) * 1000
+            lines.append(
+                f"- {backend}: the repair loop being on changes the p50 by {delta:+.0f} µs."
+            )
+        base = next((r for v, r in variants.items() if v.startswith("baseline ")), None)
+        if on and base:
+            lines.append(_against_baseline(backend, on, base, variants.get(SECOND)))
+    return "**This run**:\n\n" + "\n".join(lines) + "\n\n" + PATH_NOTE
