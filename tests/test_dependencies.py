@@ -56,6 +56,8 @@ def _imported(*folders: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for folder in folders:
         for path in (ROOT / folder).rglob("*.py"):
+            if any(part.startswith(".") for part in path.relative_to(ROOT).parts):
+                continue  # a virtual environment (benchmarks/.venv), not our code
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):

@@ -140,8 +140,17 @@ def canonical_name(value: str) -> str:
     return "`" + value.replace("`", "``") + "`"
 
 
+# token types whose canonical text differs from the written one (everything else is itself)
+_REWRITTEN = frozenset(
+    {"STRING", "ESCAPED_NAME", "PARAM", "DASH_BRACKET", "LARROW_BRACKET", "LABEL_BAR"}
+    | {"NEQ_BANG", "INTEGER"}
+)
+
+
 def _token_text(token: Token) -> str:
     kind = token.type
+    if kind not in _REWRITTEN:
+        return str(token.value)
     if kind == "STRING":
         return canonical_string(unescape_string(token.value))
     if kind == "ESCAPED_NAME":
