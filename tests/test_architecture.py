@@ -15,6 +15,7 @@ import grimp
 import pytest
 import vulture
 
+from tests.sources import python_files
 from tests.vulture_whitelist import ALLOWED, IGNORE_DECORATORS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,9 +98,7 @@ def test_no_import_cycles(graph: grimp.ImportGraph) -> None:
 def _modules() -> dict[str, int]:
     return {
         path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
-        for package in ("proxy", "plugins", "benchmarks")
-        for path in sorted((ROOT / package).rglob("*.py"))
-        if not any(part.startswith(".") for part in path.relative_to(ROOT).parts)  # a .venv
+        for path in python_files("proxy", "plugins", "benchmarks")
     }
 
 

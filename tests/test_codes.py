@@ -6,16 +6,16 @@ import re
 
 from proxy.codes import CODES, FAMILIES, render
 from tests.corpora import ROOT
+from tests.sources import python_files
 
 _LITERAL = re.compile(r"[\"']((?:" + "|".join(FAMILIES) + r")\.[A-Z][A-Z_]+)[\"']")
 
 
 def _emitted() -> set[str]:
     found: set[str] = set()
-    for folder in ("proxy", "plugins"):
-        for path in (ROOT / folder).rglob("*.py"):
-            if path.name != "codes.py":
-                found.update(_LITERAL.findall(path.read_text(encoding="utf-8")))
+    for path in python_files("proxy", "plugins"):
+        if path.name != "codes.py":
+            found.update(_LITERAL.findall(path.read_text(encoding="utf-8")))
     return found
 
 

@@ -24,6 +24,7 @@ from proxy.config import (
 from proxy.config_locate import key_lines
 from proxy.config_schema import ConfigFile, keys_of, model_at
 from proxy.errors import ConfigError
+from tests.sources import python_files
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "conf" / "query-guard.toml"
@@ -275,7 +276,7 @@ TYPED = {
 
 
 def _sources() -> dict[str, str]:
-    files = [p for d in ("proxy", "plugins") for p in sorted((ROOT / d).rglob("*.py"))]
+    files = python_files("proxy", "plugins")
     texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in files}
     return {name: text for name, text in texts.items() if name not in NOT_READERS}
 

@@ -15,6 +15,7 @@ import pytest
 
 from proxy.backend_factory import make_sql_backend
 from proxy.errors import ConfigError
+from tests.sources import python_files
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN = {"proxy", "plugins", "grammars", "conf", "tests", "benchmarks"}
@@ -54,27 +55,24 @@ def _imported(*folders: str) -> dict[str, set[str]]:
     """Distribution name -> files importing it, over every import (lazy ones too)."""
     dists = importlib.metadata.packages_distributions()
     out: dict[str, set[str]] = {}
-    for folder in folders:
-        for path in (ROOT / folder).rglob("*.py"):
-            if any(part.startswith(".") for part in path.relative_to(ROOT).parts):
-                continue  # a virtual environment (benchmarks/.venv), not our code
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    modules = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    modules = [node.module]
-                else:
+    for path in python_files(*folders):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                top = module.split(".")[0]
+                if top in OWN or top in sys.stdlib_module_names or _local(path, top):
                     continue
-                for module in modules:
-                    top = module.split(".")[0]
-                    if top in OWN or top in sys.stdlib_module_names or _local(path, top):
-                        continue
-                    names = [_name(d) for d in dists.get(top, [])] or [
-                        NOT_INSTALLED_HERE.get(top, f"{top} (not installed)")
-                    ]
-                    for name in names:
-                        out.setdefault(name, set()).add(path.relative_to(ROOT).as_posix())
+                names = [_name(d) for d in dists.get(top, [])] or [
+                    NOT_INSTALLED_HERE.get(top, f"{top} (not installed)")
+                ]
+                for name in names:
+                    out.setdefault(name, set()).add(path.relative_to(ROOT).as_posix())
     return out
 
 
