@@ -142,8 +142,16 @@ def canonical_name(value: str) -> str:
 
 # token types whose canonical text differs from the written one (everything else is itself)
 _REWRITTEN = frozenset(
-    {"STRING", "ESCAPED_NAME", "PARAM", "DASH_BRACKET", "LARROW_BRACKET", "LABEL_BAR"}
-    | {"NEQ_BANG", "INTEGER"}
+    {
+        "STRING",
+        "ESCAPED_NAME",
+        "PARAM",
+        "DASH_BRACKET",
+        "LARROW_BRACKET",
+        "LABEL_BAR",
+        "NEQ_BANG",
+        "INTEGER",
+    }
 )
 
 
