@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import sys
 import tempfile
@@ -142,18 +143,27 @@ def through(address: str, seconds: float, label: str, proxy: Proxy) -> Side:
     return Side(label, once, tput, (session, driver), proxy)
 
 
+def _shuffled(sides: list[Side], block: int) -> list[Side]:
+    """`sides` in round `block`'s order: shuffled with the round number as the seed (the same
+    orders every run), so a side neither always comes first nor always follows the same one
+    (a rotation would keep the cyclic order, and with it each side's predecessor)."""
+    order = list(sides)
+    random.Random(block).shuffle(order)
+    return order
+
+
 def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[str, Any]]:
-    """Latency interleaved in blocks (drift hits every side alike), the order rotated each
+    """Latency interleaved in blocks (drift hits every side alike), in an order shuffled each
     round so no side always follows the same one (the database's state after a side's block
     then biases no side); throughput likewise, in rounds, the median of each side's points."""
     sides = [direct, *proxies]
     lat: dict[str, list[float]] = {side.label: [] for side in sides}
     for block in range(ROUNDS):
-        for side in sides[block % len(sides) :] + sides[: block % len(sides)]:
+        for side in _shuffled(sides, block):
             lat[side.label] += latencies(side.once, n // ROUNDS)
     runs: dict[tuple[str, int], list[float]] = {(s.label, c): [] for s in sides for c in (1, 32)}
     for block in range(TPUT_ROUNDS):
-        for side in sides[block % len(sides) :] + sides[: block % len(sides)]:
+        for side in _shuffled(sides, block):
             for clients in (1, 32):
                 runs[side.label, clients].append(side.tput(clients))
     tput = {key: statistics.median(values) for key, values in runs.items()}
@@ -279,8 +289,8 @@ def render(results: list[dict[str, Any]], n: int, seconds: float) -> str:
     ]  # fmt: skip
     return (
         f"{SECTION}\n\nSmall read `{SMALL_READ}` ({n} sequential calls per side, interleaved in "
-        f"{ROUNDS} blocks, their order rotated each round; throughput: the median of "
-        f"{TPUT_ROUNDS} points of {seconds:g} s, in rotated rounds, "
+        f"{ROUNDS} blocks, their order shuffled each round; throughput: the median of "
+        f"{TPUT_ROUNDS} points of {seconds:g} s, in shuffled rounds, "
         "async driver, one session per client). "
         "Targets: p50 ≤ 1.15x direct, 32-client throughput ≥ 0.85x direct, ≤ 150 MB RSS at "
         "1,000 idle connections. Client, proxy and database share the machine's cores.\n\n"
