@@ -34,19 +34,25 @@ def run(tmp_path: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
 
     async def go() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            return await body(session)
+            info = await session.initialize()
+            return {"server": info.serverInfo, **await body(session)}
 
     return asyncio.run(asyncio.wait_for(go(), 120))
 
 
 def _json(result: Any) -> Any:
-    assert not result.isError, result.content
+    """A tool result as the agent reads it; a JSON object gains `isError` (a refused or failed
+    call is an error result) after checking that `structuredContent` says the same as the text."""
     text = result.content[0].text
     try:
-        return json.loads(text)
+        payload = json.loads(text)
     except ValueError:
+        assert not result.isError, text
         return text
+    if isinstance(payload, dict):
+        assert result.structuredContent == payload
+        payload["isError"] = result.isError
+    return payload
 
 
 NEAR_LITERAL = "SELECT contactName FROM customers WHERE contactName = 'Anders'"
@@ -94,6 +100,15 @@ def test_tools_say_what_is_enforced(session_results: dict[str, Any]) -> None:
                           "read_sql", "check_query"}  # fmt: skip
     assert "read-only" in tools["read_cypher"].description
     assert "params" in tools["read_cypher"].inputSchema["properties"]
+    for tool in tools.values():  # reads of a closed world: hints an agent host can act on
+        assert tool.annotations.readOnlyHint and tool.annotations.openWorldHint is False
+
+
+def test_server_info_names_query_guard_and_its_version(session_results: dict[str, Any]) -> None:
+    from importlib.metadata import version
+
+    server = session_results["server"]
+    assert (server.name, server.version) == ("query-guard", version("query-guard"))
 
 
 def test_context_and_schema(session_results: dict[str, Any]) -> None:
@@ -108,16 +123,16 @@ def test_context_and_schema(session_results: dict[str, Any]) -> None:
 
 def test_reads_are_guarded_and_fixed(session_results: dict[str, Any]) -> None:
     result = session_results["reversed"]
-    assert len(result["rows"]) == 5
+    assert not result["isError"] and len(result["rows"]) == 5
     assert "DIR.REVERSED" in result["codes"]
     assert "<-[:ACTED_IN]-" in result["query"]
 
 
 def test_writes_and_file_reads_are_refused_with_findings(session_results: dict[str, Any]) -> None:
-    write = session_results["write"]
-    assert write["refused"] and write["findings"][0]["code"] == "SEC.WRITE"
-    check = session_results["check"]
-    assert check["action"] == "block" and check["query"] is None
+    write = session_results["write"]  # a failed tool call, with what to fix in its content
+    assert write["isError"] and write["refused"] and write["findings"][0]["code"] == "SEC.WRITE"
+    check = session_results["check"]  # checking is what was asked: the call itself succeeded
+    assert not check["isError"] and check["action"] == "block" and check["query"] is None
 
 
 def test_results_are_cut_to_the_row_budget_with_a_note(session_results: dict[str, Any]) -> None:
@@ -126,15 +141,16 @@ def test_results_are_cut_to_the_row_budget_with_a_note(session_results: dict[str
 
 
 def test_gremlin_tool(session_results: dict[str, Any]) -> None:
-    assert session_results["gremlin"]["rows"]
-    assert session_results["gremlin_write"]["refused"]
+    assert session_results["gremlin"]["rows"] and not session_results["gremlin"]["isError"]
+    write = session_results["gremlin_write"]
+    assert write["refused"] and write["isError"]
 
 
 def test_sql_tool_on_the_embedded_northwind(session_results: dict[str, Any]) -> None:
     sql = session_results["sql"]
     assert sql["rows"] == [["Santé Gourmet"]]  # the one Norwegian customer
     assert "SCH.UNKNOWN_COLUMN" in sql["codes"] and "companyName" in sql["query"]
-    assert session_results["sql_write"]["refused"]
+    assert session_results["sql_write"]["refused"] and session_results["sql_write"]["isError"]
 
 
 def test_a_speculative_repair_needs_the_question(session_results: dict[str, Any]) -> None:

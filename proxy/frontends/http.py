@@ -78,7 +78,7 @@ class HttpFrontend:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: https:// only
         self.metrics = metrics
-        self._mcp = mcp  # a FastMCP app served at /mcp (streamable HTTP)
+        self._mcp = mcp  # the MCP server (`build_mcp`) served at /mcp (streamable HTTP)
         self._mcp_stop = asyncio.Event()
         self._mcp_task: asyncio.Task[None] | None = None
         self.service = service
@@ -109,7 +109,10 @@ class HttpFrontend:
         self.transactions.routes(r)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
-            r.register_resource(_McpResource(mcp.streamable_http_app(), root_path="/"))
+            from proxy.frontends.mcp_sdk import http_app  # the SDK loads only with MCP
+
+            asgi = http_app(mcp, host=host)
+            r.register_resource(_McpResource(asgi, root_path="/"))
         self.app = app
 
     @property

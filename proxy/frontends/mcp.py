@@ -4,7 +4,10 @@
 call goes through the same guard as the other fronts; read-only cannot be switched off by a
 tool argument (it is the operator's `[guard] read_only`). Results are cut to `[mcp] max_rows`
 rows and `max_chars` characters of JSON, with a note saying so, and the guard's findings come
-back beside the rows so the agent can fix its own query.
+back beside the rows so the agent can fix its own query. A refused or failed query is an error
+result (`isError: true`, as the MCP specification reports tool execution failures) whose
+content still carries the findings and the fix. The SDK is reached through `mcp_sdk`, which
+speaks both of its majors.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcp.server.fastmcp import FastMCP
+from mcp.types import CallToolResult
 
 from proxy.frontends.json_values import to_json
+from proxy.frontends.mcp_sdk import annotations, new_server, tool_result
 from proxy.grounding_context import context_text, schema_text
 from proxy.model import Severity, Verdict
 from proxy.samples import MAX_SAMPLES, sample_values, samples_text
@@ -45,30 +49,25 @@ def build_mcp(
     gremlin: GremlinRun | None = None,
     max_rows: int = 100,
     max_chars: int = 20_000,
-    http_path: str = "/mcp",
-) -> FastMCP:
-    """The MCP app; `http_path` is where its streamable-HTTP transport answers when it is
-    mounted on the HTTP front (stateless: every request carries what it needs)."""
-    app = FastMCP(
-        "query-guard",
-        instructions=INSTRUCTIONS,
-        log_level="WARNING",
-        streamable_http_path=http_path,
-        stateless_http=True,
-        json_response=True,
-    )
+) -> Any:
+    """The MCP server (the SDK's object): `run_stdio_async()` serves it on stdio,
+    `mcp_sdk.http_app` mounts it on the HTTP front."""
+    app = new_server(INSTRUCTIONS)
     read_only = service.guard.ctx.settings.read_only
+    reads = annotations(title="Read", read_only=read_only)
     mode = "read-only: writes are refused" if read_only else "writes allowed by the operator"
 
     @app.tool(description="The graph's schema: labels with properties, relationships with "
-                          "their stored direction (start)-[:TYPE]->(end).")  # fmt: skip
+                          "their stored direction (start)-[:TYPE]->(end).",
+              annotations=annotations(title="Schema", read_only=True))  # fmt: skip
     def get_schema() -> str:
         return schema_text(service.guard.ctx.schema)
 
     @app.tool(description="Grounding context for writing queries: schema, direction notes and "
                           "rules that prevent the common mistakes. Call this first. samples: "
                           f"up to that many stored values per property (0-{MAX_SAMPLES}), to "
-                          "copy literal values exactly.")  # fmt: skip
+                          "copy literal values exactly.",
+              annotations=annotations(title="Context", read_only=True))  # fmt: skip
     async def get_context(samples: int = 0) -> str:
         schema = service.guard.ctx.schema
         n = max(0, min(int(samples), MAX_SAMPLES))
@@ -76,40 +75,42 @@ def build_mcp(
 
     @app.tool(description="Check a query without running it: the verdict (allow, rewrite, "
                           "block), the query that would run, and the findings. "
-                          "language: cypher, gremlin or sql.")  # fmt: skip
-    async def check_query(query: str, language: str = "cypher") -> dict[str, Any]:
+                          "language: cypher, gremlin or sql.",
+              annotations=annotations(title="Check", read_only=True))  # fmt: skip
+    async def check_query(query: str, language: str = "cypher") -> CallToolResult:
         if language not in ("cypher", "gremlin", "sql"):
-            return {"error": "language must be 'cypher', 'gremlin' or 'sql'"}
-        return _verdict(await service.check(query, language))
+            return tool_result({"error": "language must be 'cypher', 'gremlin' or 'sql'"},
+                               error=True)  # fmt: skip
+        return tool_result(_verdict(await service.check(query, language)))
 
     @app.tool(description=f"Run a Cypher read query with optional parameters ({mode}; a LIMIT "
                           "is added when missing; reversed arrows are fixed). Returns rows and "
-                          f"the guard's findings. {QUESTION}")  # fmt: skip
+                          f"the guard's findings. {QUESTION}", annotations=reads)  # fmt: skip
     async def read_cypher(
         query: str, params: dict[str, Any] | None = None, question: str | None = None
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         return await _read(query, params, "cypher", question)
 
     async def _read(
         query: str, params: dict[str, Any] | None, language: str, question: str | None
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         result = await service.run(
             query, params or {}, front="mcp", max_rows=max_rows, language=language,
             question=question or None,
         )  # fmt: skip
         if result.blocked:
-            return {"refused": True, **_verdict(result.verdict)}
+            return tool_result({"refused": True, **_verdict(result.verdict)}, error=True)
         out: dict[str, Any] = {"query": result.query, **_findings(result.verdict)}
         if result.error is not None:
             out["error"] = {"code": result.error.code, "message": result.error.message}
-            return out
+            return tool_result(out, error=True)
         out["fields"] = result.fields
         out["rows"] = [[to_json(v) for v in row] for row in result.rows]
         if result.truncated:
             out["note"] = f"only the first {max_rows} rows are shown; add a LIMIT or aggregate"
         if result.attempts:
             out["attempts"] = result.attempts
-        return _budget(out, max_chars)
+        return tool_result(_budget(out, max_chars))
 
     if service.sql is not None and service.sql.backend is not None:
         dialect = service.guard.ctx.settings.sql_dialect
@@ -119,20 +120,23 @@ def build_mcp(
                               "when missing; misspelt tables and columns are fixed when one "
                               "name is close; a literal in the wrong case is corrected when "
                               "the query returns nothing). Returns rows and the guard's "
-                              f"findings. {QUESTION}")  # fmt: skip
+                              f"findings. {QUESTION}", annotations=reads)  # fmt: skip
         async def read_sql(
             query: str, params: dict[str, Any] | None = None, question: str | None = None
-        ) -> dict[str, Any]:
+        ) -> CallToolResult:
             return await _read(query, params, "sql", question)
 
     if gremlin is not None:
 
         @app.tool(description=f"Run a Gremlin read traversal with optional bindings ({mode}; "
-                              "scripts, lambdas and full-graph scans are refused).")  # fmt: skip
+                              "scripts, lambdas and full-graph scans are refused).",
+                  annotations=reads)  # fmt: skip
         async def read_gremlin(
             query: str, bindings: dict[str, Any] | None = None
-        ) -> dict[str, Any]:
-            return _budget(await gremlin(query, bindings or {}), max_chars)
+        ) -> CallToolResult:
+            out = await gremlin(query, bindings or {})
+            failed = bool(out.get("refused")) or "error" in out
+            return tool_result(_budget(out, max_chars), error=failed)
 
     return app
 
