@@ -134,7 +134,7 @@ async def serve_stdio(config: Any) -> None:
     await server.start()
     try:
         service = server.query_service()
-        gremlin = server.gremlin_service.run if server.gremlin_service is not None else None
+        gremlin = server.gremlin_service is not None
         try:
             await build_mcp(service, gremlin=gremlin).run_stdio_async()
         finally:

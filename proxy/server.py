@@ -22,9 +22,14 @@ from proxy.model import Finding, Verdict
 from proxy.pipeline import Guard, build_guard
 from proxy.repair.model import RepairSettings
 from proxy.repair.repairer import build_repairer
+from proxy.run.cypher import CypherExecution
+from proxy.run.guard_pool import GuardPool
+from proxy.run.guards import LanguageGuard
+from proxy.run.limits import Limits
+from proxy.run.runner import Route, Runner, Unserved
 from proxy.schema import SchemaCatalog
 from proxy.schema_source import SchemaSource
-from proxy.service import LanguageGuard
+from proxy.service import sql_route
 from proxy.sql.service import SqlService
 from proxy.tls import listener_tls
 
@@ -44,7 +49,7 @@ def cypher_guard(
 ) -> Callable[[str, dict[str, Any]], Verdict]:
     """The Bolt frontend's guard callable: every RUN is Cypher; `note` adds a finding to each
     verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); its `cached`
-    answers a repeated query on the event loop (`proxy.service.LanguageGuard`)."""
+    answers a repeated query on the event loop (`proxy.run.guards.LanguageGuard`)."""
     return LanguageGuard(guard, "cypher", note)
 
 
@@ -69,6 +74,7 @@ class ProxyServer:
         self.http: Any = None  # HttpFrontend when [server] http is set
         self.sql: SqlService | None = None  # the SQL backend (language "sql"), lazily started
         self.metrics = Metrics()
+        self.runner: Runner = None  # type: ignore[assignment]  # the request path, at start
         self.on_query: Callable[..., None] = self.metrics
 
     @property
@@ -133,6 +139,8 @@ class ProxyServer:
                 http, self.http = self.http, None
                 await http.close()
         finally:
+            if self.runner is not None:
+                self.runner.close()
             if self.sql is not None:
                 sql, self.sql = self.sql, None
                 await sql.close()
@@ -177,12 +185,35 @@ class ProxyServer:
     def _found_schema(self, schema: SchemaCatalog) -> None:
         self.schema = schema
 
+    def _build_runner(self) -> Runner:
+        """The one request path every front of this proxy calls (`proxy.run`), with a route
+        per language: Cypher on the graph backend, SQL on the SQL backend, Gremlin on the
+        Gremlin graph (judged but not run when there is none)."""
+        assert self.guard is not None
+        limits = Limits.from_config(self.config.limits)
+        note = self.source.note if self.source is not None else None
+        cypher = CypherExecution(self.backend, build_repairer(self.guard, self.config))
+        gremlin = (
+            self.gremlin_service.route()
+            if self.gremlin_service is not None
+            else Route(LanguageGuard(self.guard, "gremlin"),
+                       Unserved("no Gremlin graph is configured ([backend] gremlin)"))
+        )  # fmt: skip
+        routes = {
+            "cypher": Route(cypher_guard(self.guard, note), cypher),
+            "sql": sql_route(self.guard, self.sql, limits),
+            "gremlin": gremlin,
+        }
+        pool = GuardPool(limits.guard_workers)
+        return Runner(routes, limits=limits, pool=pool, on_query=self.on_query)
+
     async def _start_frontends(self) -> None:
-        await self._start_gremlin()
+        await self._start_gremlin_service()
+        self.runner = self._build_runner()
         if not self.listen:
             return
+        await self._start_gremlin()
         await self._start_http()
-        from proxy.bolt.limits import BoltLimits
         from proxy.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
@@ -199,41 +230,36 @@ class ProxyServer:
             advertised,
             on_query=self.on_query,
             authenticate=self._authenticate_hook(),
-            repairer=build_repairer(self.guard, self.config),
-            limits=BoltLimits.from_config(self.config.limits),
+            limits=self.runner.limits,
             ssl_context=listener_tls(self.config),
             databases=self.config.guard.allowed_databases,
+            runner=self.runner,
         )
         await self.bolt.start()
         bolt_front = self.bolt
         self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
 
-    async def _start_gremlin(self) -> None:
-        """The Gremlin Server front on `[server] gremlin` (see `proxy.gremlin_service`)."""
-        address = str(self.config.server["gremlin"])
-        if address or str(self.config.backend["gremlin"]):
+    async def _start_gremlin_service(self) -> None:
+        """The Gremlin graph (`proxy.gremlin_service`) when one is configured or served."""
+        if str(self.config.server["gremlin"]) or str(self.config.backend["gremlin"]):
             from proxy.gremlin_service import GremlinService
 
             self.gremlin_service = await GremlinService.create(self.config, self.extra_plugins)
-        if not address or not self.listen:
+
+    async def _start_gremlin(self) -> None:
+        """The Gremlin Server front on `[server] gremlin`."""
+        address = str(self.config.server["gremlin"])
+        if not address:
             return
         from proxy.frontends.gremlin_ws import GremlinFrontend
 
         host, port = split_address(address, "server.gremlin")
-        service = self.gremlin_service
-        assert service is not None
         self.gremlin = GremlinFrontend(
             host,
             port,
-            service.check,
-            service.backend.submit,
-            on_query=self.on_query,
+            self.runner,
             ssl_context=listener_tls(self.config),
             authenticate=logon_check(self.config.server["users"], None),
-            limits=service.limits,
-            guard_workers=service.limits.guard_workers,
-            repair=service.repair if service.repair_settings.enabled else None,
-            cached=service.cached,
         )
         await self.gremlin.start()
         gremlin_front = self.gremlin
@@ -252,11 +278,10 @@ class ProxyServer:
         database = str(self.config.backend["database"]) or "neo4j"
         from proxy.frontends.mcp import build_mcp
 
-        gremlin = self.gremlin_service.run if self.gremlin_service is not None else None
         passthrough = bool(getattr(self.backend, "passthrough", False))
         self.http = HttpFrontend(
             host, port, service, database=database, ready=self._readiness, metrics=self.metrics,
-            mcp=build_mcp(service, gremlin=gremlin),
+            mcp=build_mcp(service, gremlin=self.gremlin_service is not None),
             max_body=int(self.config.server["http_max_body_bytes"]),
             cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
             ssl_context=listener_tls(self.config),
@@ -270,21 +295,11 @@ class ProxyServer:
         self.metrics.watch_connections("http", lambda: http_front.connections)
 
     def query_service(self) -> Any:
-        """A `QueryService` (HTTP and MCP fronts) with this proxy's guard, limits, repair loop,
-        audit and `SCH.NO_SCHEMA` note."""
-        from proxy.bolt.limits import BoltLimits
+        """A `QueryService` (HTTP and MCP fronts) over this proxy's runner."""
         from proxy.service import QueryService
 
         assert self.guard is not None
-        return QueryService(
-            self.guard,
-            self.backend,
-            repairer=build_repairer(self.guard, self.config),
-            on_query=self.on_query,
-            sql=self.sql,
-            limits=BoltLimits.from_config(self.config.limits),
-            note=self.source.note if self.source is not None else None,
-        )
+        return QueryService(self.guard, self.backend, sql=self.sql, runner=self.runner)
 
     async def _readiness(self) -> dict[str, Any]:
         """/ready: the backend answers `RETURN 1`, and whether a schema is loaded (with the

@@ -33,8 +33,8 @@ from proxy.backends.base import (
     ResultSummary,
     Temporal,
 )
-from proxy.bolt.limits import BoltLimits
 from proxy.model import Action, Finding, Severity, Verdict
+from proxy.run.limits import Limits
 from tests.background_loop import BoltProxy
 
 AUTH = ("neo4j", "password")
@@ -201,7 +201,7 @@ def memory_server(**options: Any) -> BoltProxy:
 @pytest.fixture(scope="module")
 def server() -> Iterator[BoltProxy]:
     # the fake guard appends no LIMIT: no row cap, so 100,000 rows can stream
-    srv = memory_server(handshake_timeout=1.0, limits=BoltLimits(max_result_rows=0))
+    srv = memory_server(handshake_timeout=1.0, limits=Limits(max_result_rows=0))
     yield srv
     srv.stop()
 
@@ -590,7 +590,7 @@ def test_audit_events(server: BoltProxy) -> None:
             driver.execute_query("MATCH (n) DETACH DELETE n")
         driver.execute_query(neo4j.Query("ECHO", metadata={"question": "who?"}), x=1)
     blocked, allowed = server.events[-2:]
-    assert allowed["tx_metadata"] == {"question": "who?"}
+    assert allowed["detail"]["tx_metadata"] == {"question": "who?"}
     assert blocked["action"] == "block" and blocked["codes"] == ["SEC.WRITE"]
     assert blocked["backend_ms"] is None and blocked["guard_ms"] >= 0
     assert allowed["action"] == "allow" and allowed["final_query"] == "ECHO"

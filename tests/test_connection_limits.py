@@ -14,9 +14,9 @@ import pytest
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.bolt import messages as m
 from proxy.bolt.handshake import client_request
-from proxy.bolt.limits import BoltLimits
 from proxy.bolt.values import ValueCodec
 from proxy.pipeline import build_guard
+from proxy.run.limits import Limits
 from proxy.server import cypher_guard
 from tests.background_loop import BoltProxy
 
@@ -24,7 +24,7 @@ BOLT_44 = client_request(((4, 4, 0),))
 IDLE = 2.0
 
 
-def limited_front(url: str, limits: BoltLimits) -> BoltProxy:
+def limited_front(url: str, limits: Limits) -> BoltProxy:
     """The Bolt front with `limits`, guarding the session FalkorDB."""
     guard = cypher_guard(build_guard(entry_points=False))
     return BoltProxy(guard, FalkorDBBackend(url), start_backend=True, limits=limits)
@@ -32,7 +32,7 @@ def limited_front(url: str, limits: BoltLimits) -> BoltProxy:
 
 @pytest.fixture(scope="module")
 def idle_front(movies_url: str) -> Iterator[BoltProxy]:
-    front = limited_front(movies_url, BoltLimits(idle_timeout=IDLE, max_connections_per_client=600))
+    front = limited_front(movies_url, Limits(idle_timeout=IDLE, max_connections_per_client=600))
     yield front
     front.stop()
 
@@ -141,7 +141,7 @@ async def _message(reader: asyncio.StreamReader) -> bytes:
 def test_connections_beyond_the_caps_are_refused(
     movies_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    front = limited_front(movies_url, BoltLimits(max_connections=6, max_connections_per_client=4))
+    front = limited_front(movies_url, Limits(max_connections=6, max_connections_per_client=4))
     caplog.set_level(logging.WARNING, logger="proxy.bolt")
 
     async def connect_all() -> tuple[list[bool], list[bool], bool]:

@@ -67,7 +67,7 @@ def test_explain_of_a_read_answers_type_r_with_falkordbs_plan_and_no_parameters(
         operators.append(plan["operatorType"])
         plan = plan["children"][0] if plan["children"] else None
     assert "Node By Label Scan" in operators
-    assert read_only.events[-1]["explain"] is True
+    assert read_only.events[-1]["detail"]["explain"] is True
 
 
 def test_read_only_answers_explain_of_a_write_as_type_w_and_runs_nothing(

@@ -25,6 +25,10 @@ from proxy.backends.graphersal import GraphersalBackend
 from proxy.config import parse_config
 from proxy.frontends.gremlin_ws import GremlinFrontend
 from proxy.pipeline import build_guard
+from proxy.repair.model import RepairSettings
+from proxy.run.gremlin import GremlinExecution
+from proxy.run.guards import LanguageGuard
+from proxy.run.runner import Route, Runner
 from tests.background_loop import BackgroundLoop
 
 USERS = {"alice": "s3cret"}
@@ -53,10 +57,9 @@ def url() -> Iterator[str]:
     backend = CountingBackend(gs.Graph.tinkerpop_modern())
 
     async def start() -> GremlinFrontend:
-        front = GremlinFrontend(
-            "127.0.0.1", 0, lambda text: guard.check(text, "gremlin"), backend.submit,
-            authenticate=_verify,
-        )  # fmt: skip
+        execution = GremlinExecution(backend, RepairSettings(enabled=False))
+        runner = Runner({"gremlin": Route(LanguageGuard(guard, "gremlin"), execution)})
+        front = GremlinFrontend("127.0.0.1", 0, runner, authenticate=_verify)
         await front.start()
         return front
 

@@ -228,9 +228,9 @@ def test_proxy_to_proxy_remote_backend(tmp_path: Path, proxy: ProxyThread, url: 
 
 
 def test_audit_error_is_a_code_and_the_status_its_own_field(proxy: ProxyThread, url: str) -> None:
-    """As on the Bolt front, `error` names what caused a refusal (the Neo4j-style status of
-    the blocking findings, the backend's code, an invalid request) and `status` keeps
-    TinkerPop's number."""
+    """As on every front, `error` names what caused a refusal (the Neo4j-style status of
+    the blocking findings, the backend's code, an invalid request); a request refused before
+    it reached the runner keeps TinkerPop's number as `detail.status`."""
     scripts = {
         "groovy": "def x = 1; g.V().has('name', 'marko')",  # SEC.SCRIPT: Forbidden
         "scan": "g.V().values('age')",  # LIM.FULL_SCAN: a semantic refusal
@@ -259,6 +259,6 @@ def test_audit_error_is_a_code_and_the_status_its_own_field(proxy: ProxyThread, 
     assert by_query[scripts["groovy"]]["error"] == "Neo.ClientError.Security.Forbidden"
     assert by_query[scripts["scan"]]["error"] == "Neo.ClientError.Statement.SemanticError"
     assert by_query[scripts["engine"]]["error"] == "Gremlin.Evaluation"
-    assert {by_query[s]["status"] for s in scripts.values()} == {597}
-    invalid_request = [x for x in lines if x.get("status") == 499]
+    assert {by_query[s]["front"] for s in scripts.values()} == {"gremlin"}
+    invalid_request = [x for x in lines if x["detail"].get("status") == 499]
     assert invalid_request and invalid_request[-1]["error"] == "Neo.ClientError.Request.Invalid"

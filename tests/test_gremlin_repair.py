@@ -26,7 +26,9 @@ from proxy.gremlin_service import GremlinService
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
 from proxy.repair.gremlin import flip_candidates
+from proxy.run.runner import Runner
 from proxy.runner import ProxyThread
+from proxy.service import QueryResult, QueryService
 from tests.corpora import DATA
 
 SERIALIZERS = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}
@@ -131,7 +133,7 @@ def test_pinned_hop_is_not_flipped(client: Client, proxy: ProxyThread) -> None:
     text = "g.V().has('person', 'name', 'vadas').out('created').values('name')"
     rows, attributes = _submit(client, text)
     assert rows == [] and "REPAIR.SUGGESTED" not in _codes(attributes)
-    assert "repair" not in _audit_line(proxy, "'vadas').out('created')")
+    assert _audit_line(proxy, "'vadas').out('created')")["repair"] is None
 
 
 def test_speculative_apply_configured(tmp_path: Path) -> None:
@@ -223,18 +225,21 @@ def test_candidates_are_guarded_before_they_run(tmp_path: Path) -> None:
 
 
 def test_mcp_tool_repairs_too(tmp_path: Path) -> None:
-    """`read_gremlin` (the MCP tool) runs through `GremlinService.run`: the same repair."""
+    """`read_gremlin` (the MCP tool) runs through the same runner route: the same repair."""
 
-    async def run() -> dict[str, Any]:
+    async def run() -> QueryResult:
         service = await GremlinService.create(_config(tmp_path))
+        whole = QueryService(service.guard, None, runner=Runner({"gremlin": service.route()}))
         try:
-            return await service.run("g.V().has('name', 'marko').in('created').values('name')", {})
+            text = "g.V().has('name', 'marko').in('created').values('name')"
+            return await whole.run(text, front="mcp", language="gremlin")
         finally:
+            whole.close()
             await service.close()
 
     out = asyncio.run(run())
-    assert out["rows"] == ["lop"] and "out('created')" in out["query"]
-    assert "DIR.FLIPPED_ON_EMPTY" in [f["code"] for f in out["findings"]]
+    assert out.rows == [["lop"]] and "out('created')" in out.query
+    assert "DIR.FLIPPED_ON_EMPTY" in out.verdict.codes
 
 
 def test_http_form_question_opts_in(proxy: ProxyThread) -> None:

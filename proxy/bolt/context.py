@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from proxy.backends.base import Backend, BackendError
-from proxy.bolt.limits import BoltLimits
-from proxy.guard_pool import GuardPool, judge
 from proxy.model import Verdict
+from proxy.run.cypher import CypherExecution
+from proxy.run.guard_pool import GuardPool
+from proxy.run.limits import Limits
+from proxy.run.runner import Route, Runner
 
 if TYPE_CHECKING:
     from proxy.repair.repairer import Repairer
@@ -57,13 +59,17 @@ class ServerContext:
     # the names a client may give as its database (BEGIN / RUN / ROUTE `db`); None: any
     databases: frozenset[str] | None = None
     # [limits]: parameters, messages, results, connections, the guard's time budget
-    limits: BoltLimits = field(default_factory=BoltLimits)
+    limits: Limits = field(default_factory=Limits)
     # where the guard runs, off the event loop (None: inline, for tests of the state machine)
     guard_pool: GuardPool | None = None
+    # the request path (`proxy.run`); None: one built from the fields above
+    runner: Runner = None  # type: ignore[assignment]
 
-    async def judge(self, query: str, parameters: dict[str, Any]) -> Verdict:
-        """The guard's verdict within the limits (see `proxy.bolt.limits.judge`)."""
-        return await judge(self.guard, query, parameters, self.limits, self.guard_pool)
+    def __post_init__(self) -> None:
+        if self.runner is None:
+            route = Route(self.guard, CypherExecution(self.backend, self.repairer))
+            self.runner = Runner({"cypher": route}, limits=self.limits, pool=self.guard_pool,
+                                 on_query=self.on_query)  # fmt: skip
 
     def database(self, extra: dict[str, Any]) -> str | None:
         """The backend database a request's `db` names: None for the home database (whatever

@@ -11,13 +11,19 @@ from typing import Any
 
 from proxy.bolt.handshake import Version
 from proxy.model import Finding, Severity, Verdict
-
-SYNTAX_ERROR = "Neo.ClientError.Statement.SyntaxError"
-FORBIDDEN = "Neo.ClientError.Security.Forbidden"
-SEMANTIC_ERROR = "Neo.ClientError.Statement.SemanticError"
-PROCEDURE_NOT_FOUND = "Neo.ClientError.Procedure.ProcedureNotFound"
-REQUEST_INVALID = "Neo.ClientError.Request.Invalid"
-UNKNOWN_ERROR = "Neo.DatabaseError.General.UnknownError"
+from proxy.run.status import (
+    FORBIDDEN,
+    PROCEDURE_NOT_FOUND,
+    REQUEST_INVALID,
+    SEMANTIC_ERROR,
+    SYNTAX_ERROR,
+    block_code,
+    blocking_findings,
+    finding_line,
+)
+from proxy.run.status import (
+    UNKNOWN_ERROR as UNKNOWN_ERROR,  # re-exported: the fronts name it diag.UNKNOWN_ERROR
+)
 
 GQL_ERRORS_SINCE: Version = (5, 7)
 GQL_STATUSES_SINCE: Version = (5, 5)
@@ -47,36 +53,6 @@ _CATEGORY = {
     "SYN": "GENERIC", "DIR": "GENERIC", "SCH": "SCHEMA", "ENT": "GENERIC", "LIM": "PERFORMANCE",
     "SEC": "SECURITY", "SIM": "GENERIC", "ANC": "GENERIC",
 }  # fmt: skip
-
-
-def finding_line(f: Finding) -> str:
-    line = f"{f.code}: {f.message}"
-    return f"{line} (hint: {f.hint})" if f.hint else line
-
-
-def blocking_findings(verdict: Verdict) -> list[Finding]:
-    """The findings that caused a block: its errors (all findings if a block has none)."""
-    return [f for f in verdict.findings if f.severity is Severity.ERROR] or list(
-        verdict.findings
-    )
-
-
-def block_code(verdict: Verdict) -> str:
-    """The Neo4j status code for a blocked query, from its blocking findings.
-
-    A procedure that is merely unknown (`SEC.UNKNOWN_PROCEDURE`, and nothing else forbidden)
-    is ProcedureNotFound, as Neo4j answers for a procedure it lacks: libraries read that code
-    to tell the user that APOC is not installed.
-    """
-    codes = [f.code for f in blocking_findings(verdict)]
-    if any(c.startswith("SYN") for c in codes):
-        return SYNTAX_ERROR
-    security = [c for c in codes if c.startswith("SEC")]
-    if security and all(c == "SEC.UNKNOWN_PROCEDURE" for c in security):
-        return PROCEDURE_NOT_FOUND
-    if security:
-        return FORBIDDEN
-    return SEMANTIC_ERROR
 
 
 def block_failure(verdict: Verdict, version: Version) -> dict[str, Any]:

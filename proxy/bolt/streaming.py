@@ -16,9 +16,9 @@ from proxy.backends.base import ResultStream
 from proxy.bolt import diagnostics as diag
 from proxy.bolt import messages as m
 from proxy.bolt.conversation import Conversation, OpenResult
-from proxy.bolt.limits import result_size_finding
 from proxy.bolt.values import ValueCodec
 from proxy.clock import elapsed_ms
+from proxy.run.cuts import result_size_finding
 
 
 def raw_source(stream: ResultStream, client: tuple[int, int]) -> Any:

@@ -18,9 +18,10 @@ from proxy.backends.base import Backend
 from proxy.bolt import messages as m
 from proxy.bolt.context import Authenticate, Guard, OnQuery, ServerContext
 from proxy.bolt.handshake import SUPPORTED_VERSIONS, Version
-from proxy.bolt.limits import BoltLimits
 from proxy.frontends.bolt_connection import HANDSHAKE_TIMEOUT, BoltProtocol
-from proxy.guard_pool import GuardPool
+from proxy.run.guard_pool import GuardPool
+from proxy.run.limits import Limits
+from proxy.run.runner import Runner
 
 if TYPE_CHECKING:
     from proxy.repair.repairer import Repairer
@@ -49,9 +50,10 @@ class BoltFrontend:
         versions: tuple[Version, ...] = SUPPORTED_VERSIONS,
         repairer: Repairer | None = None,
         telemetry: bool | None = None,
-        limits: BoltLimits | None = None,
+        limits: Limits | None = None,
         ssl_context: ssl.SSLContext | None = None,
         databases: Iterable[str] | None = None,
+        runner: Runner | None = None,  # the proxy's request path (None: one of its own)
     ) -> None:
         unknown = set(versions) - set(SUPPORTED_VERSIONS)
         if unknown or not versions:
@@ -60,7 +62,7 @@ class BoltFrontend:
         self.host = host
         self.port = port
         self.advertised_address = advertised_address
-        self.limits = limits or BoltLimits()
+        self.limits = limits or Limits()
         # the guard runs here, off the event loop (`[limits] guard_workers`)
         self._guard_pool = GuardPool(self.limits.guard_workers)
         self._ctx = ServerContext(
@@ -77,6 +79,7 @@ class BoltFrontend:
             limits=self.limits,
             guard_pool=self._guard_pool,
             databases=None if databases is None else frozenset(databases),
+            runner=runner,  # type: ignore[arg-type]
         )
         # With a context the listener speaks TLS only (bolt+s:// / neo4j+s://): a plaintext
         # client fails the TLS handshake and is disconnected.

@@ -4,19 +4,13 @@ the block message, the findings as status attributes, and a refusal (`Rejected`)
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
 from typing import Any
 
-from cachetools import LRUCache
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
-from proxy.bolt.diagnostics import REQUEST_INVALID, UNKNOWN_ERROR
-from proxy.caches import parse_cache
 from proxy.gremlin import wire
-from proxy.gremlin.ast import Traversal
-from proxy.gremlin.language import GremlinQuery
 from proxy.model import Finding, Severity, Verdict
+from proxy.run.status import REQUEST_INVALID, UNKNOWN_ERROR
 
 # the audit line's `error` of a refusal that no finding or backend code explains
 _CODE_OF_STATUS = {
@@ -31,11 +25,14 @@ class Rejected(Exception):
     findings that blocked it (`proxy.bolt.diagnostics.block_code`), the backend's error code,
     else one derived from the status."""
 
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, code: str | None = None, verdict: Verdict | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code or _CODE_OF_STATUS.get(status, UNKNOWN_ERROR)
+        self.verdict = verdict  # a refusal of the guard's kind (the audit record's codes)
 
 
 _OPTIONS = "org.apache.tinkerpop.gremlin.process.traversal.strategy.decoration.OptionsStrategy"
@@ -112,30 +109,3 @@ def block_message(verdict: Verdict) -> str:
 def _line(f: Finding) -> str:
     hint = f" (hint: {f.hint})" if f.hint else ""
     return f"{f.code} {f.severity}: {f.message}{hint}"
-
-
-class TextGuard:
-    """A Gremlin check (`text -> Verdict`) in the shape `proxy.guard_pool.judge` takes
-    (`(text, parameters) -> Verdict`, with `cached` for a repeated traversal), and the parse
-    of the judged text to execute, kept for a repeated traversal as its verdict is."""
-
-    def __init__(
-        self, check: Callable[[str], Verdict], cached: Callable[[str], Verdict | None] | None
-    ) -> None:
-        self._check, self._cached = check, cached
-        self._parses: LRUCache[str, GremlinQuery] = parse_cache(0)
-
-    def traversal(self, final: str) -> Traversal:
-        """`final` (a verdict's `to_run`) parsed; raises what `GremlinQuery.parse` raises."""
-        parsed = self._parses.get(final)
-        if parsed is None:
-            parsed = GremlinQuery.parse(final)
-            with contextlib.suppress(ValueError):  # larger than the whole cache
-                self._parses[final] = parsed
-        return parsed.traversal
-
-    def __call__(self, text: str, parameters: dict[str, Any]) -> Verdict:
-        return self._check(text)
-
-    def cached(self, text: str, parameters: dict[str, Any]) -> Verdict | None:
-        return self._cached(text) if self._cached is not None else None

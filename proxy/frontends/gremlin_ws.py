@@ -19,12 +19,14 @@ last, 204 for none. A guard block is 597 with the findings in the message; a mal
 request 498/499; an engine failure 597 (the evaluation failed) or 500. Nothing a client sends
 takes the listener down.
 
-As on the Bolt front, bindings are checked against `[limits]` (`LIM.PARAMETERS`) and the guard
-runs in a bounded pool within `guard_timeout_ms` (`LIM.TIMEOUT`; `proxy.guard_pool`). Findings
-of a traversal that ran reach the client as the last response's status attributes `warnings`
-(lines) and `findings` (code, severity, message, hint), on a 200 even without results. An
-empty result goes to `repair` (`proxy.repair.gremlin`); the client's question (opting in to
-speculative repairs) is the request argument / HTTP field `question` or `g.with_("question", …)`.
+Every traversal goes through the runner (`proxy.run`), as on every front: bindings checked
+against `[limits]` (`LIM.PARAMETERS`), the guard in a bounded pool within `guard_timeout_ms`
+(`LIM.TIMEOUT`), the backend, the repair of an empty result (`proxy.repair.gremlin`), the
+result cut by `[limits]` (`LIM.RESULT_SIZE`) and one audit record. Findings of a traversal
+that ran reach the client as the last response's status attributes `warnings` (lines) and
+`findings` (code, severity, message, hint), on a 200 even without results. The client's
+question (opting in to speculative repairs) is the request argument / HTTP field `question`
+or `g.with_("question", …)`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ import inspect
 import json
 import logging
 import ssl
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -45,11 +46,8 @@ from aiohttp import BasicAuth, WSMsgType, hdrs, web
 from gremlin_python.process.traversal import Bytecode, Traverser
 
 from proxy.backends.base import BackendError
-from proxy.bolt.diagnostics import FORBIDDEN, UNKNOWN_ERROR, block_code
-from proxy.clock import elapsed_ms
 from proxy.frontends.gremlin_requests import (
     Rejected,
-    TextGuard,
     block_message,
     bytecode_bindings,
     status_attributes,
@@ -57,22 +55,20 @@ from proxy.frontends.gremlin_requests import (
 )
 from proxy.gremlin import wire
 from proxy.gremlin.bytecode import from_bytecode
-from proxy.gremlin.errors import BytecodeError, GremlinScriptError, GremlinSyntaxError
+from proxy.gremlin.errors import BytecodeError, GremlinScriptError
 from proxy.gremlin.printer import to_text
-from proxy.guard_pool import GuardLimits, GuardPool, QueryLimits, judge
 from proxy.metrics import open_connections
-from proxy.model import Finding, Verdict
-from proxy.repair.gremlin import GremlinRepair
+from proxy.model import Finding
+from proxy.run.cuts import collect
+from proxy.run.guard_pool import blocked
+from proxy.run.request import QueryRequest
+from proxy.run.runner import Runner
+from proxy.run.status import FORBIDDEN, block_code
 
 log = logging.getLogger("proxy.gremlin")
 
-Check = Callable[[str], Verdict]
-Submit = Callable[[Any, Mapping[str, Any]], Awaitable[list[Any]]]
-OnQuery = Callable[[Mapping[str, Any]], None]
 # The Bolt front's logon check, reused: {"scheme": "basic", "principal", "credentials"} -> ok
 Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]
-# (judged traversal, its results, bindings, the client's question) -> what the client gets
-Repair = Callable[[str, list[Any], Mapping[str, Any], str | None], Awaitable[GremlinRepair]]
 
 DEFAULT_BATCH = 64
 MAX_FRAME = 16 * 1024 * 1024
@@ -86,27 +82,18 @@ class GremlinFrontend:
         self,
         host: str,
         port: int,
-        check: Check,
-        submit: Submit,
+        runner: Runner,
         *,
-        on_query: OnQuery | None = None,
         max_frame: int = MAX_FRAME,
         ssl_context: ssl.SSLContext | None = None,
         authenticate: Authenticate | None = None,
-        limits: GuardLimits | None = None,
-        guard_workers: int = 2,
-        repair: Repair | None = None,
-        cached: Callable[[str], Verdict | None] | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: wss:// / https:// only
-        self._guard = TextGuard(check, cached)  # judged in the pool within [limits]
-        self._submit, self._on_query = submit, on_query
+        self._runner = runner  # the request path: guard, limits, backend, repair, audit
         self._authenticate = authenticate
-        self._limits: GuardLimits = limits or QueryLimits()
-        self._pool = GuardPool(guard_workers)
-        self._repair, self._max_frame = repair, max_frame
-        self._runner: web.AppRunner | None = None
+        self._max_frame = max_frame
+        self._runner_app: web.AppRunner | None = None
         app = web.Application(client_max_size=max_frame)
         app.router.add_get("/gremlin", self._websocket)
         app.router.add_post("/gremlin", self._http)
@@ -114,12 +101,12 @@ class GremlinFrontend:
 
     @property
     def connections(self) -> int:
-        return open_connections(self._runner)
+        return open_connections(self._runner_app)
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
+        self._runner_app = web.AppRunner(self.app, access_log=None)
+        await self._runner_app.setup()
+        site = web.TCPSite(self._runner_app, self.host, self.port, ssl_context=self.ssl_context)
         await site.start()
         server = site._server  # aiohttp exposes the bound port only here
         if server is not None and server.sockets:  # type: ignore[attr-defined]
@@ -127,10 +114,9 @@ class GremlinFrontend:
         log.info("gremlin frontend listening on %s:%d", self.host, self.port)
 
     async def close(self) -> None:
-        if self._runner is not None:
-            runner, self._runner = self._runner, None
-            await runner.cleanup()
-        self._pool.shutdown()
+        if self._runner_app is not None:
+            app_runner, self._runner_app = self._runner_app, None
+            await app_runner.cleanup()
 
     # ------------------------------------------------------------------ WebSocket
 
@@ -267,30 +253,37 @@ class GremlinFrontend:
     async def _serve(
         self, req: wire.Request, peer: str, user: str | None = None
     ) -> tuple[list[Any], list[Finding]]:
-        # the Bolt front's audit fields where they apply (no database, no transaction)
-        event: dict[str, Any] = {
-            "front": "gremlin", "language": "gremlin", "client": peer, "op": req.op,
-            "request_id": str(req.request_id), "query": None, "parameters": None,
-            "question": None, "backend_ms": None, "error": None, "status": None, "user": user,
-        }  # fmt: skip
+        """The results and findings of one request, or `Rejected` with the status to send.
+        Every request leaves one audit record: the runner's, or `refused` when it never
+        reached the runner."""
+        detail = {"op": req.op, "request_id": str(req.request_id)}
+        query = QueryRequest("", "gremlin", "gremlin", client=peer, user=user, detail=detail)
         try:
-            return await self._run(req, event)
-        except Rejected as exc:  # `error` a code string as on the Bolt front, beside the status
-            event.update(error=exc.code, status=exc.status)
+            self._read(req, query)
+        except Rejected as exc:
+            detail["status"] = exc.status
+            self._runner.refused(query, exc.verdict, exc.code)
             raise
-        except Exception:
-            event.update(error=UNKNOWN_ERROR, status=wire.SERVER_ERROR)
-            raise
-        finally:
-            if self._on_query is not None:
-                try:
-                    self._on_query(event)
-                except Exception:  # auditing never breaks the query path
-                    log.exception("gremlin: on_query hook raised")
+        outcome = await self._runner.run(query)
+        verdict = outcome.verdict
+        if outcome.guard_failed:
+            raise Rejected(wire.SERVER_ERROR, "the query guard failed on this query")
+        if outcome.blocked:
+            message = block_message(verdict)
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, block_code(verdict))
+        if outcome.error is not None or outcome.stream is None:
+            error = outcome.error or BackendError("the traversal produced no result")
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, error.message, error.code)
+        limits = self._runner.limits
+        got = await collect(outcome.stream, limits.max_result_rows, limits.max_result_bytes)
+        findings = list(verdict.findings) + ([got.cut] if got.cut is not None else [])
+        results = [row[0] for row in got.rows]
+        if req.op == "bytecode":
+            return [Traverser(r, 1) for r in results], findings
+        return results, findings
 
-    async def _run(
-        self, req: wire.Request, event: dict[str, Any]
-    ) -> tuple[list[Any], list[Finding]]:
+    def _read(self, req: wire.Request, query: QueryRequest) -> None:
+        """The traversal's text, bindings and question into `query` (Rejected: unreadable)."""
         if req.op == "authentication":
             raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "authentication is not configured")
         if req.op not in ("eval", "bytecode"):
@@ -303,57 +296,23 @@ class GremlinFrontend:
         if req.op == "bytecode" and isinstance(gremlin, Bytecode):
             gremlin, asked = take_question(gremlin)
             question = question if isinstance(question, str) else asked
-        question = question if isinstance(question, str) else None
+        query.question = question if isinstance(question, str) else None
         if req.op == "eval":
             if not isinstance(gremlin, str):
                 raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "eval needs a gremlin script")
-            text = gremlin
-        else:
-            try:
-                text = to_text(from_bytecode(gremlin))  # type: ignore[arg-type]
-                bindings = {**bytecode_bindings(gremlin), **bindings}
-            except GremlinScriptError as exc:
-                event.update(query=repr(gremlin), action="block", codes=["SEC.SCRIPT"])
-                message = f"SEC.SCRIPT error: {exc}"
-                raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, FORBIDDEN) from exc
-            except (BytecodeError, Exception) as exc:
-                message = f"unreadable bytecode: {exc}"
-                raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, message) from exc
-        event.update(query=text, parameters=dict(bindings), question=question)
-        started = time.perf_counter()
-        verdict = await judge(self._guard, text, dict(bindings), self._limits, self._pool)
-        event.update(action=str(verdict.action), codes=verdict.codes, guard_ms=elapsed_ms(started))
-        if verdict.blocked:
-            event["final_query"] = None
-            message = block_message(verdict)
-            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, block_code(verdict))
-        final = verdict.to_run
-        event["final_query"] = final
+            query.text, query.parameters = gremlin, dict(bindings)
+            return
         try:
-            traversal = self._guard.traversal(final)
-        except (GremlinSyntaxError, GremlinScriptError) as exc:  # the guard's own output
-            message = f"internal: the judged traversal does not parse: {exc}"
-            raise Rejected(wire.SERVER_ERROR, message) from exc
-        started = time.perf_counter()
-        try:
-            results = await self._submit(traversal, bindings)
-        except BackendError as exc:
-            event["backend_ms"] = elapsed_ms(started)
-            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, exc.message, exc.code) from exc
-        findings = list(verdict.findings)
-        if self._repair is not None:
-            repaired = await self._repair(final, results, bindings, question)
-            results, findings = repaired.results, findings + repaired.findings
-            if len(repaired.attempts) > 1:
-                event.update(
-                    final_query=repaired.query, repaired=repaired.repaired,
-                    repair=[a.to_dict() for a in repaired.attempts],
-                    codes=[*verdict.codes, *(f.code for f in repaired.findings)],
-                )
-        event["backend_ms"] = elapsed_ms(started)
-        if req.op == "bytecode":
-            return [Traverser(r, 1) for r in results], findings
-        return results, findings
+            query.text = to_text(from_bytecode(gremlin))  # type: ignore[arg-type]
+            query.parameters = {**bytecode_bindings(gremlin), **bindings}
+        except GremlinScriptError as exc:
+            query.text = repr(gremlin)
+            message = f"SEC.SCRIPT error: {exc}"
+            verdict = blocked(query.text, "SEC.SCRIPT", str(exc))
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, FORBIDDEN, verdict) from exc
+        except (BytecodeError, Exception) as exc:
+            message = f"unreadable bytecode: {exc}"
+            raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, message) from exc
 
 
 @dataclass

@@ -197,8 +197,8 @@ class HttpFrontend:
         body = await body_of(request)
         text = text_of(body, "query")
         language = body.get("language", "cypher")
-        if language not in ("cypher", "sql"):
-            raise bad_request("language 'cypher' or 'sql' runs here (use the Gremlin front)")
+        if language not in LANGUAGES:
+            raise bad_request("language must be 'cypher', 'gremlin' or 'sql'")
         question = optional_text(body, "question")
         result = await self.service.run(
             text,

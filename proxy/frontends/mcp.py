@@ -13,7 +13,6 @@ speaks both of its majors.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp.types import CallToolResult
@@ -24,8 +23,6 @@ from proxy.grounding_context import context_text, schema_text
 from proxy.model import Severity, Verdict
 from proxy.samples import MAX_SAMPLES, sample_values, samples_text
 from proxy.service import QueryService
-
-GremlinRun = Callable[[str, Mapping[str, Any]], Awaitable[dict[str, Any]]]
 
 INSTRUCTIONS = (
     "Read a graph database through query-guard. Call get_context first: it lists the schema, "
@@ -46,7 +43,7 @@ QUESTION = (
 def build_mcp(
     service: QueryService,
     *,
-    gremlin: GremlinRun | None = None,
+    gremlin: bool = False,  # a Gremlin graph is served: the read_gremlin tool
     max_rows: int = 100,
     max_chars: int = 20_000,
 ) -> Any:
@@ -126,17 +123,16 @@ def build_mcp(
         ) -> CallToolResult:
             return await _read(query, params, "sql", question)
 
-    if gremlin is not None:
+    if gremlin:
 
         @app.tool(description=f"Run a Gremlin read traversal with optional bindings ({mode}; "
-                              "scripts, lambdas and full-graph scans are refused).",
+                              "scripts, lambdas and full-graph scans are refused). "
+                              f"{QUESTION}",
                   annotations=reads)  # fmt: skip
         async def read_gremlin(
-            query: str, bindings: dict[str, Any] | None = None
+            query: str, bindings: dict[str, Any] | None = None, question: str | None = None
         ) -> CallToolResult:
-            out = await gremlin(query, bindings or {})
-            failed = bool(out.get("refused")) or "error" in out
-            return tool_result(_budget(out, max_chars), error=failed)
+            return await _read(query, bindings, "gremlin", question)
 
     return app
 

@@ -144,10 +144,11 @@ def document() -> dict[str, Any]:
                 "responses": {"200": _json(verdict, "the verdict"), **_errors("400", "401")},
             }},
             "/v1/query": {"post": {
-                "summary": "Guard, repair and execute a Cypher read (or guard and run SQL)",
+                "summary": "Guard, repair and execute a Cypher, Gremlin or SQL read",
                 "requestBody": _body(_object(
                     {"query": {"type": "string"}, "parameters": params,
-                     "question": {"type": "string"}, "language": {"enum": ["cypher", "sql"]}},
+                     "question": {"type": "string"},
+                     "language": {"enum": ["cypher", "gremlin", "sql"]}},
                     ["query"],
                 )),
                 "responses": {

@@ -1,8 +1,8 @@
 """The guard off the event loop, within the `[limits]` every front applies: query parameters
 (`max_parameters`, `max_parameter_bytes`, `max_parameter_depth`: `LIM.PARAMETERS`) checked
 first, then the guard in a bounded thread pool within its time budget (`guard_timeout_ms`:
-`LIM.TIMEOUT`, fail closed), so a huge query never freezes the event loop. Used by the Bolt
-front (`proxy.bolt.limits.BoltLimits`) and the Gremlin front (`QueryLimits`).
+`LIM.TIMEOUT`, fail closed), so a huge query never freezes the event loop. The runner calls
+it for every front (`proxy.run.runner`), the repair loops for every candidate.
 
 Each refusal is a blocked `Verdict` with its own finding code, so the client gets the same
 shape as for any blocked query.
@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from proxy.model import Action, Finding, Severity, Verdict
@@ -30,28 +29,6 @@ class GuardLimits(Protocol):
     def max_parameter_depth(self) -> int: ...
     @property
     def guard_timeout(self) -> float: ...  # seconds
-
-
-@dataclass(frozen=True)
-class QueryLimits:
-    """`[limits]`'s parameter bounds and guard budget, for fronts other than Bolt."""
-
-    max_parameters: int = 100
-    max_parameter_bytes: int = 1024 * 1024
-    max_parameter_depth: int = 8
-    guard_timeout: float = 5.0  # seconds
-    guard_workers: int = 2
-
-    @classmethod
-    def from_config(cls, limits: Mapping[str, Any]) -> QueryLimits:
-        d = cls()
-        return cls(
-            max_parameters=limits.get("max_parameters", d.max_parameters),
-            max_parameter_bytes=limits.get("max_parameter_bytes", d.max_parameter_bytes),
-            max_parameter_depth=limits.get("max_parameter_depth", d.max_parameter_depth),
-            guard_timeout=limits.get("guard_timeout_ms", d.guard_timeout * 1000) / 1000,
-            guard_workers=limits.get("guard_workers", d.guard_workers),
-        )
 
 
 class GuardPool:

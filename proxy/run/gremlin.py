@@ -1,0 +1,102 @@
+"""Gremlin on the Gremlin backend, for the runner: the judged traversal (printed from the
+guard's AST, never the client's script) submitted as a traversal, an empty result repaired
+(`proxy.repair.gremlin`). Results come back as one-column rows (`result`) of gremlinpython
+values; the Gremlin front sends them as they are, the MCP tool as JSON."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from cachetools import LRUCache
+from gremlin_python.structure.graph import Edge, Vertex
+from gremlin_python.structure.graph import Path as GremlinPath
+
+from proxy.backends.base import BackendError
+from proxy.caches import parse_cache
+from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
+from proxy.gremlin.language import GremlinQuery
+from proxy.model import Verdict
+from proxy.repair.gremlin import repair_gremlin
+from proxy.repair.model import RepairSettings
+from proxy.run.cuts import ListStream
+from proxy.run.request import Outcome, QueryRequest
+from proxy.schema import SchemaCatalog
+
+RESULT = ["result"]
+
+
+class GremlinExecution:
+    def __init__(
+        self,
+        backend: Any,
+        repair: RepairSettings,
+        catalog: Callable[[], SchemaCatalog | None] = lambda: None,
+    ) -> None:
+        self.backend = backend
+        self.repair = repair
+        self.catalog = catalog  # the Gremlin graph's own (the repair's flips read it)
+        self._parses: LRUCache[str, GremlinQuery] = parse_cache(0)
+
+    def traversal(self, final: str) -> Any:
+        """`final` (a verdict's `to_run`) parsed, kept for a repeated traversal."""
+        parsed = self._parses.get(final)
+        if parsed is None:
+            parsed = GremlinQuery.parse(final)
+            with contextlib.suppress(ValueError):  # larger than the whole cache
+                self._parses[final] = parsed
+        return parsed.traversal
+
+    async def submit(self, text: str, bindings: Mapping[str, Any]) -> list[Any]:
+        try:
+            traversal = self.traversal(text)
+        except (GremlinSyntaxError, GremlinScriptError) as exc:  # the guard's own output
+            raise BackendError(f"internal: the judged traversal does not parse: {exc}") from exc
+        return list(await self.backend.submit(traversal, bindings))
+
+    async def execute(
+        self, req: QueryRequest, verdict: Verdict, judge: Any, record: dict[str, Any]
+    ) -> Outcome:
+        final = verdict.to_run
+        try:
+            results = await self.submit(final, req.parameters)
+        except BackendError as exc:
+            return Outcome(verdict, error=exc, ran=final)
+        catalog = self.catalog()
+        if not self.repair.enabled or catalog is None:
+            return Outcome(verdict, ListStream(RESULT, [[r] for r in results]), ran=final)
+
+        async def check(text: str) -> Verdict:
+            return await judge(text, req.parameters)  # type: ignore[no-any-return]
+
+        repaired = await repair_gremlin(
+            final, results, settings=self.repair, catalog=catalog, check=check,
+            run=self.submit, bindings=req.parameters, question=req.question,
+        )  # fmt: skip
+        attempts = [a.to_dict() for a in repaired.attempts] if len(repaired.attempts) > 1 else []
+        if attempts:
+            record.update(repair=attempts, repaired=repaired.repaired)
+        if repaired.findings:
+            verdict = replace(verdict, findings=(*verdict.findings, *repaired.findings))
+        stream = ListStream(RESULT, [[r] for r in repaired.results])
+        return Outcome(verdict, stream, ran=repaired.query, attempts=attempts)
+
+
+def plain(value: Any) -> Any:
+    """gremlinpython values as JSON-ready data (HTTP, MCP)."""
+    if isinstance(value, Vertex):
+        return {"id": value.id, "label": value.label}
+    if isinstance(value, Edge):
+        return {"id": value.id, "label": value.label, "outV": plain(value.outV),
+                "inV": plain(value.inV)}  # fmt: skip
+    if isinstance(value, GremlinPath):
+        return [plain(o) for o in value.objects]
+    if isinstance(value, list | tuple | set):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(plain(k)): plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
