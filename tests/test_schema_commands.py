@@ -20,6 +20,7 @@ from proxy.cypher.query import CypherQuery
 from proxy.cypher.statement import query_type
 from proxy.pipeline import Guard
 from proxy.plugins import build_plugin_manager
+from tests.budget import examples
 
 
 def definition(text: str) -> SchemaDefinition:
@@ -223,7 +224,7 @@ def index_commands(draw: st.DrawFn) -> tuple[str, str, list[str]]:
     return source, canonical, props
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(index_commands())
 def test_generated_index_commands_round_trip(case: tuple[str, str, list[str]]) -> None:
     source, canonical, props = case
