@@ -13,6 +13,13 @@ question, and is refused outright. Readers disagree on:
   `\\uuXXXX`) in the raw text before lexing, so `\\u000a` in a comment ends it, and `\\u0027` in
   a string ends the string. Refused: any `\\u`/`\\U` in a comment; an escape in a string or a
   backtick name that decodes to a quote, a backslash, a backtick or a line break.
+* **line breaks and control characters in names** — a Cypher name in backticks cannot escape
+  them (openCypher, Neo4j and FalkorDB only double the backtick; a `\\u` escape in a name is
+  decoded by some readers and read as text by others), nor can a double-quoted SQL identifier,
+  so the canonical text would carry them raw: refused in every name the guard re-emits
+  (labels, relationship types, property and map keys, variables, parameters, procedure and
+  function names; SQL identifiers). The characters: proxy/unsafe_chars.py. Gremlin names are
+  string literals, escaped by the printers. The emitters refuse such names too (fail closed).
 
 Example: ``MATCH (n) WHERE n.name = 'x\\u0027 OR true //' RETURN n`` → blocked, "remove the
 \\u escape; write the character itself".
@@ -24,8 +31,11 @@ import re
 
 from proxy.context import GuardContext
 from proxy.cypher.lexical import segments
+from proxy.cypher.query import CypherQuery
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
+from proxy.sql.query import SqlQuery, unsafe_names
+from proxy.unsafe_chars import UNSAFE, describe
 
 CODE = "SEC.AMBIGUOUS_TEXT"
 _LINE_BREAKS = "\r\x0b\x0c\x85\u2028\u2029"
@@ -33,14 +43,8 @@ _COMMENT_BREAK = re.compile(f"[{_LINE_BREAKS}]")
 _ANY_UNICODE_ESCAPE = re.compile(r"\\[uU]")
 _UNICODE_ESCAPE = re.compile(r"\\u+([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
 _DANGEROUS = frozenset("'\"\\`\n" + _LINE_BREAKS)
-_NAMES = {
-    "\r": "a carriage return",
-    "\x0b": "a vertical tab",
-    "\x0c": "a form feed",
-    "\x85": "a NEL line break",
-    "\u2028": "a Unicode line separator",
-    "\u2029": "a Unicode paragraph separator",
-}
+# the name tokens that can hold any character (a NAME is letters, digits and `_` only)
+_QUOTED_NAMES = frozenset({"ESCAPED_NAME", "PARAM"})
 
 
 @hookimpl
@@ -54,7 +58,7 @@ def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
             # a \r right before the \n (a CRLF line end) ends the comment for every reader
             m = _COMMENT_BREAK.search(body.rstrip("\r"))
             if m is not None:
-                what = _NAMES[m.group()]
+                what = describe(m.group())
                 out.append(
                     _finding(
                         seg.start + m.start(),
@@ -89,6 +93,38 @@ def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
                     )
                     break
     return out
+
+
+@hookimpl
+def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
+    if "`" not in query.text:
+        return []
+    for token in query.tokens:
+        m = UNSAFE.search(token.value) if token.type in _QUOTED_NAMES else None
+        if m is not None:
+            return [_name_finding((token.start_pos or 0) + m.start(), m.group(), "Cypher")]
+    return []
+
+
+@hookimpl
+def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
+    for statement in query.statements:
+        for node, name in unsafe_names(statement.tree):
+            m = UNSAFE.search(name)
+            assert m is not None
+            start = query.span_of(node, statement)[0]
+            at = query.text.find(m.group(), start)  # the character itself, when it is there
+            return [_name_finding(at if at >= 0 else start, m.group(), "SQL")]
+    return []
+
+
+def _name_finding(pos: int, ch: str, language: str) -> Finding:
+    return _finding(
+        pos,
+        f"a name contains {describe(ch)}, which {language} cannot escape in a name, so the "
+        "query cannot be forwarded in a form every database reads the same way; rename it "
+        "without line breaks or control characters",
+    )
 
 
 def _suspicious(text: str) -> bool:

@@ -107,7 +107,9 @@ CODES: dict[str, Code] = {
     "SEC.SCRIPT": Code("error", "Gremlin that is not the traversal language (Groovy, closures)"),
     "SEC.MULTI_STATEMENT": Code("error", "more than one statement in one query"),
     "SEC.AMBIGUOUS_TEXT": Code(
-        "error", "text a database could read differently from the guard (comment or escape tricks)"
+        "error",
+        "text a database could read differently from the guard (comment or escape tricks, "
+        "a name holding a line break or control character)",
     ),
     "SEC.DATABASE": Code(
         "error", "a graph / database the proxy does not serve (`USE`, the Bolt database field)"

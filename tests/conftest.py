@@ -5,19 +5,39 @@ hypothesis profile."""
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from proxy.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB
 
 # Property tests judge behaviour, never speed (benchmarks do that): on a busy CI machine a
-# slow example, e.g. the one that first builds a parser, must not fail a test.
-settings.register_profile("query-guard", deadline=None)
-settings.load_profile("query-guard")
+# slow example, e.g. the one that first builds a parser, must not fail a test (no deadline, no
+# too_slow health check). They are derandomized: `pytest -q` tries the same examples on every
+# run and machine, so a verdict never depends on chance (and no example database replays an
+# earlier local run). HYPOTHESIS_PROFILE=search is the random, larger hunt for new failures
+# (10,000 examples per property; failures saved in .hypothesis/ and replayed): tests/README.md.
+settings.register_profile(
+    "query-guard",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "search",
+    settings.get_profile("query-guard"),
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(str(Path(__file__).parent.parent / ".hypothesis")),
+    max_examples=10_000,
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "query-guard"))
 
 MOVIES_CYPHER = DEMO_GRAPHS["movies"]
 _graph_numbers = itertools.count()

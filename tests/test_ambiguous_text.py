@@ -11,8 +11,14 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.pipeline import build_guard
+from proxy.config import parse_config
+from proxy.context import GuardContext
+from proxy.cypher.emit import AmbiguousText, emit_query
+from proxy.cypher.query import CypherQuery
+from proxy.pipeline import Guard, build_guard
+from proxy.plugins import build_plugin_manager
 from proxy.runner import ProxyThread
+from proxy.sql.query import SqlQuery, UnsafeName
 from tests.test_e2e_falkordb import AUTH, canon_rows, driver_rows, proxy_config
 
 BLOCKED = [
@@ -41,6 +47,19 @@ ALLOWED = [
     "MATCH (m:Movie) WHERE m.title = 'line\\nbreak\\ttab\\\\' RETURN m",
     "MATCH (m:Movie) WHERE m.title = 'carriage\rreturn in a string' RETURN m",
     "MATCH (m:Movie) WHERE m.title CONTAINS '//' RETURN m",
+    "MATCH (m:`We``ird label é`) WHERE m.title = 'a\u2028b\x85c' RETURN m",
+]
+# names a backtick cannot escape a line break or control character in (issue 25)
+UNSAFE_NAMES = [
+    "MATCH (m:`Mo\rvie`) RETURN m",  # label
+    "MATCH (a)-[:`ACTED\nIN`]->(b) RETURN a",  # relationship type
+    "MATCH (m) RETURN m.`ti\u2028tle` AS t",  # property key
+    "MATCH (`m\x85`) RETURN 1 AS one",  # variable
+    "MATCH (m) RETURN m.title AS `t\x00`",  # alias
+    "RETURN $`p\x0b` AS p",  # parameter
+    "CALL `db\r`.labels()",  # procedure
+    "RETURN `to\x0cLower`('A') AS x",  # function
+    "RETURN {`k\u2029`: 1} AS m",  # map key
 ]
 
 
@@ -59,6 +78,41 @@ def test_unambiguous_text_is_allowed(query: str) -> None:
     verdict = build_guard().check(query)
     assert not verdict.blocked, verdict.findings
     assert "SEC.AMBIGUOUS_TEXT" not in verdict.codes
+
+
+@pytest.mark.parametrize("query", UNSAFE_NAMES)
+def test_names_with_line_breaks_are_blocked_where_they_stand(query: str) -> None:
+    verdict = build_guard().check(query)
+    assert verdict.blocked and verdict.forward == ""
+    finding = next(f for f in verdict.findings if f.code == "SEC.AMBIGUOUS_TEXT")
+    assert finding.message.startswith("a name contains")
+    assert query[finding.span[0]] in "\r\n\u2028\x85\x00\x0b\x0c\u2029"
+
+
+@pytest.mark.parametrize("query", UNSAFE_NAMES)
+def test_the_emitter_refuses_such_names_without_the_rule(query: str) -> None:
+    """Fail closed: the emitter itself refuses to print them, so without the rule (only
+    read_only loaded) the pipeline still blocks, with nothing forwarded."""
+    with pytest.raises(AmbiguousText, match="a name contains"):
+        emit_query(CypherQuery.parse(query))
+    pm = build_plugin_manager(builtins=["plugins.read_only"], entry_points=False)
+    verdict = Guard(pm, GuardContext(settings=parse_config({}).guard)).check(query)
+    assert verdict.blocked and verdict.forward == ""
+
+
+def test_sql_identifiers_with_line_breaks_are_blocked() -> None:
+    """sqlglot writes a quoted identifier's characters raw; SQL has no portable escape."""
+    text = 'SELECT "ti\rtle" FROM movies'
+    verdict = build_guard().check(text, "sql")
+    assert verdict.blocked
+    finding = next(f for f in verdict.findings if f.code == "SEC.AMBIGUOUS_TEXT")
+    assert text[finding.span[0]] == "\r"
+    with pytest.raises(UnsafeName):
+        SqlQuery.parse(text).emit("sqlite")
+    # in a string literal the character is data: allowed and sent as written
+    plain = "SELECT 'a\rb' AS \"x y\" FROM movies"
+    assert not build_guard().check(plain, "sql").blocked
+    assert SqlQuery.parse(plain).emit("sqlite") == plain
 
 
 def test_rule_cannot_be_disabled() -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from proxy.backends.base import Temporal
 from proxy.bolt.packstream import INT64_MAX, INT64_MIN, Structure, Unpacker, packb
 from proxy.bolt.values import ValueCodec
+from tests.budget import examples
 
 BOLT5 = ValueCodec(element_ids=True, utc=True)
 BOLT44 = ValueCodec(element_ids=False, utc=False)
@@ -55,7 +56,7 @@ def through_proxy(data: bytes, client: ValueCodec, upstream: ValueCodec) -> byte
 
 
 @given(values)
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 def test_every_value_a_bolt5_client_sends_is_re_encoded_byte_for_byte(value: Any) -> None:
     data = packb(value)
     assert through_proxy(data, BOLT5, BOLT5) == data

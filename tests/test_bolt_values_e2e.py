@@ -22,6 +22,7 @@ from neo4j import time as ntime
 
 from proxy.config import parse_config
 from proxy.runner import ProxyThread
+from tests.budget import examples
 
 PASSWORD_ENV = "QG_TEST_VALUES_PASSWORD"
 ZONES = ["UTC", "Europe/Stockholm", "America/Los_Angeles", "Asia/Kathmandu", "Pacific/Kiritimati"]
@@ -144,7 +145,7 @@ def _canon(value: Any) -> Any:
 
 @given(value=values)
 @settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(120), suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 def test_a_parameter_arrives_as_it_does_on_a_direct_connection(
     sessions: tuple[neo4j.Session, neo4j.Session], value: Any

@@ -328,13 +328,14 @@ def test_every_builtin_rule_option_is_read_by_its_rule() -> None:
 def test_valid_configs_round_trip_through_toml(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Any valid value of every scalar key, written as TOML in varied layouts, loads back as
     written, and each key is located on the line it was written on."""
-    from hypothesis import HealthCheck, given, settings
+    from hypothesis import given, settings
 
+    from tests.budget import examples
     from tests.config_strategies import configs, to_toml
 
     directory = tmp_path_factory.mktemp("round-trip")
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(40))
     @given(configs())
     def round_trip(sample: tuple[dict[str, dict[str, Any]], int]) -> None:
         raw, layout = sample

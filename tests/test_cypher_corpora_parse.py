@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugins import fences
 from proxy.context import GuardContext
 from proxy.cypher.parser import CypherSyntaxError, parse
 from proxy.model import apply_edits
+from tests.budget import examples
 from tests.corpora import read_csv, read_jsonl
 
 _CYPHERBENCH = ("cypher", "cypherbench", "test_question_gold.jsonl")
@@ -86,7 +87,7 @@ def _sample_queries() -> list[str]:
     return [i["gold_cypher"] for i in read_jsonl(*_CYPHERBENCH)][:200]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_mutated_corpus_queries_raise_only_syntax_errors(data: st.DataObject) -> None:
     query = data.draw(st.sampled_from(_sample_queries()))

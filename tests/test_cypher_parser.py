@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy.cypher.ast import (
@@ -55,6 +55,7 @@ from proxy.cypher.ast import (
     With,
 )
 from proxy.cypher.parser import CypherSyntaxError, parse
+from tests.budget import examples
 
 
 def text_of(query: str, span: tuple[int, int]) -> str:
@@ -584,7 +585,7 @@ def test_deep_nesting_is_a_syntax_error_not_a_crash() -> None:
             parse(query)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300))
 @given(st.text(max_size=80))
 def test_arbitrary_text_raises_only_syntax_errors(text: str) -> None:
     try:
@@ -599,7 +600,7 @@ _CHUNKS = ["MATCH ", "RETURN ", " WHERE ", "-->", "<-[", "]->", "CALL {", "}", "
 _ALPHABET = st.sampled_from([*_CHARS, *_CHUNKS])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300))
 @given(st.lists(_ALPHABET, max_size=40).map("".join))
 def test_cypher_like_text_raises_only_syntax_errors(text: str) -> None:
     with contextlib.suppress(CypherSyntaxError):

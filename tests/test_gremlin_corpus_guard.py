@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy.config import parse_config
@@ -25,6 +25,7 @@ from proxy.gremlin.errors import GremlinError
 from proxy.gremlin.parser import parse_traversal
 from proxy.model import Verdict
 from proxy.pipeline import Guard, build_guard
+from tests.budget import examples
 from tests.corpora import ROOT, corpus
 
 WRITE_STEPS = frozenset({"addV", "addE", "property", "drop", "mergeV", "mergeE"})
@@ -195,7 +196,7 @@ def traversals(draw: st.DrawFn) -> str:
     return "g." + ".".join([spawn, *steps]) + terminal
 
 
-_FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FAST = settings(max_examples=examples(300))
 
 
 @_FAST

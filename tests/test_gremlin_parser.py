@@ -8,7 +8,7 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy.gremlin.ast import (
@@ -37,9 +37,11 @@ from proxy.gremlin.edits import (
 from proxy.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
 from proxy.gremlin.language import GremlinQuery, gremlin_language
 from proxy.gremlin.parser import parse_traversal
-from proxy.gremlin.printer import to_text
+from proxy.gremlin.printer import quote, to_text
 from proxy.model import apply_edits
 from proxy.pipeline import build_guard
+from proxy.unsafe_chars import UNSAFE
+from tests.budget import examples
 
 
 def arg(text: str, n: int = 0) -> Node:
@@ -363,7 +365,7 @@ _ALPHABET = st.sampled_from([
 ])
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400))
 @given(st.text(max_size=200))
 def test_never_crashes_on_arbitrary_text(text: str) -> None:
     try:
@@ -372,7 +374,7 @@ def test_never_crashes_on_arbitrary_text(text: str) -> None:
         assert "internal parser error" not in str(exc)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600))
 @given(st.lists(_ALPHABET, max_size=40).map("".join))
 def test_never_crashes_on_token_soup(text: str) -> None:
     try:
@@ -382,6 +384,17 @@ def test_never_crashes_on_token_soup(text: str) -> None:
         return
     canonical = to_text(t)
     assert to_text(parse_traversal(canonical)) == canonical
+
+
+@settings(max_examples=examples(300))
+@given(st.text(max_size=12))
+def test_any_label_prints_escaped_and_reads_back(label: str) -> None:
+    """Labels and keys are strings in Gremlin: a line break or control character in one is
+    escaped (`\\u2028`), never sent raw, and reads back as itself."""
+    text = to_text(parse_traversal(f"g.V().hasLabel({quote(label)}).values({quote(label)})"))
+    assert not UNSAFE.search(text), text
+    args = [s.args[0] for s in parse_traversal(text).steps if s.name in ("hasLabel", "values")]
+    assert [a.value for a in args] == [label, label]  # type: ignore[attr-defined]
 
 
 def test_deep_nesting_is_an_error_not_a_crash() -> None:

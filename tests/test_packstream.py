@@ -26,6 +26,7 @@ from proxy.bolt.packstream import (
     unpackb,
 )
 from proxy.bolt.values import ValueCodec
+from tests.budget import examples
 
 BOLT5 = ValueCodec(element_ids=True, utc=True)
 BOLT44 = ValueCodec(element_ids=False, utc=False)
@@ -172,7 +173,7 @@ values = st.recursive(
 
 
 @given(values)
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 def test_round_trip(value: Any) -> None:
     assert unpackb(packb(value)) == normalise(value)
 
@@ -194,7 +195,7 @@ def test_integer_round_trip_uses_smallest_form(value: int) -> None:
 
 
 @given(st.binary(max_size=200))
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 def test_garbage_only_raises_packstream_errors(data: bytes) -> None:
     with contextlib.suppress(PackStreamError):
         unpackb(data, BOLT5.hydrate)
@@ -393,7 +394,7 @@ def test_unknown_python_types_are_rejected() -> None:
     st.lists(scalars | st.lists(scalars | st.builds(Structure, st.just(0x4E), st.lists(scalars)),
                                 max_size=3), max_size=9),
 )
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_known_tags_with_arbitrary_fields_only_raise_invalid_value(
     tag: int, fields: list[Any]
 ) -> None:

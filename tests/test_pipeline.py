@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy.config import parse_config
@@ -13,6 +13,7 @@ from proxy.hookspecs import hookimpl
 from proxy.model import Action, Edit, Finding, Severity
 from proxy.pipeline import build_guard
 from proxy.schema import SchemaCatalog
+from tests.budget import examples
 
 SCHEMA = SchemaCatalog.from_dict(
     {
@@ -58,7 +59,7 @@ def _outside_spans_unchanged(original: str, output: str, spans: list[tuple[int, 
     return re.fullmatch(pattern, output, re.S) is not None
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300))
 @given(queries())
 def test_rewrites_reparse_are_idempotent_and_stay_in_their_spans(query: str) -> None:
     verdict = GUARD.check(query)
@@ -69,7 +70,7 @@ def test_rewrites_reparse_are_idempotent_and_stay_in_their_spans(query: str) -> 
     assert _outside_spans_unchanged(query, verdict.query, fixed), (query, verdict.query, fixed)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300))
 @given(st.text(max_size=200))
 def test_guard_never_raises_on_arbitrary_text(text: str) -> None:
     verdict = GUARD.check(text)

@@ -16,7 +16,10 @@ control characters); names in backticks are re-quoted with doubled backticks; `-
 
 `emit_query` refuses (AmbiguousText) in the rare case where dropping a comment or an unusual
 whitespace character between two tokens would let them lex differently; it checks that case
-by re-parsing the emitted text.
+by re-parsing the emitted text. It also refuses a name holding a line break or another
+control character (proxy/unsafe_chars.py): backticks cannot escape one, and outside string
+literals the forwarded text never carries one raw (plugins/ambiguous_text.py blocks such a
+name first, with a position).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from proxy.cypher import ast
 from proxy.cypher.build_parts import parse_int, unescape_name, unescape_string
 from proxy.model import Edit, apply_edits
 from proxy.tree import TreeNode
+from proxy.unsafe_chars import UNSAFE, describe
 
 if TYPE_CHECKING:
     from proxy.cypher.query import CypherQuery
@@ -136,8 +140,19 @@ def canonical_string(value: str) -> str:
 
 
 def canonical_name(value: str) -> str:
-    """`value` as a backtick-quoted name (backticks doubled)."""
+    """`value` as a backtick-quoted name (backticks doubled). Raises AmbiguousText for a name
+    holding a line break or another control character (backticks have no escapes)."""
+    _refuse_unsafe(value)
     return "`" + value.replace("`", "``") + "`"
+
+
+def _refuse_unsafe(text: str) -> None:
+    m = UNSAFE.search(text)
+    if m is not None:
+        raise AmbiguousText(
+            f"a name contains {describe(m.group())}, which a Cypher name cannot escape; "
+            "rename it without line breaks or control characters"
+        )
 
 
 # token types whose canonical text differs from the written one (everything else is itself)
@@ -220,7 +235,12 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
         elif text in (")", "]", "}") and braces:
             braces.pop()
         prev_kind, prev = kind, text
-    return "".join(out)
+    joined = "".join(out)
+    if UNSAFE.search(joined):  # rare: fail closed on any such character outside a string
+        for kind, text in pieces:
+            if kind != "STRING":
+                _refuse_unsafe(text)
+    return joined
 
 
 def _pieces(tokens: Sequence[Token]) -> list[tuple[str, str]]:

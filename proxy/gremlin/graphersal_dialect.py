@@ -5,7 +5,8 @@ text that leaves the proxy for graphersal is printed from the judged AST, never 
 text. Differences from TinkerPop Gremlin that the printer bridges:
 
 * strings are double-quoted (single quotes are not strings there); `\\uXXXX` escapes only for
-  control characters, so no quote or line terminator is ever spelt as an escape;
+  control characters and line terminators (proxy/unsafe_chars.py: none is ever sent raw), and
+  no quote is ever spelt as one;
 * `null` is `()`; maps are `#{"k": v}`; sets are printed as lists of their distinct members
   (`{a, b}` is not a literal);
 * numbers carry no type suffix (`1L`, `1.5f`, `1.5M` are plain numbers);
@@ -35,8 +36,9 @@ from gremlin_python.structure.graph import Element
 
 from proxy.gremlin import ast
 from proxy.gremlin.lexicon import WITH_OPTION_KEYS
-from proxy.gremlin.printer import predicate_text
+from proxy.gremlin.printer import identifier, predicate_text
 from proxy.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
+from proxy.unsafe_chars import UNSAFE
 
 # GType members graphersal has no values of (see the module docstring)
 NO_VALUES_OF = frozenset(
@@ -75,7 +77,7 @@ def quote(value: str) -> str:
     for ch in value:
         if ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) in (0x7F, 0x85, 0x2028, 0x2029):
+        elif UNSAFE.match(ch):
             out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
@@ -107,7 +109,12 @@ class _Printer:
         if isinstance(node, ast.Literal):
             return _literal(node)
         if isinstance(node, ast.Variable):
-            return value(self.inline[node.name]) if node.name in self.inline else node.name
+            if node.name in self.inline:
+                return value(self.inline[node.name])
+            try:
+                return identifier(node.name)
+            except ValueError as exc:
+                raise Unsupported(str(exc)) from exc
         if isinstance(node, ast.Enum):
             return f"{node.kind}.{node.value}"
         if isinstance(node, ast.Predicate):

@@ -3,16 +3,19 @@
 Canonical means: one spelling per meaning, so two trees print the same iff they mean the same
 traversal. Enums, predicates and anonymous traversals take their long form (`T.id`, `P.gt(1)`,
 `__.out()`), numbers carry their type suffix unless they are int or double, strings use single
-quotes (valid Gremlin and never interpolated by Groovy), set elements are sorted and unique,
-`within([a,b])` is printed as `within(a, b)`, `p.negate()` as `P.not(p)` and `g.with(k, v)` as
-`g.withStrategies(OptionsStrategy(k: v))`. The output parses
-back to the same canonical text. Rules should not re-print whole queries (DESIGN §2); this is
+quotes (valid Gremlin and never interpolated by Groovy) with every line break or other control
+character (proxy/unsafe_chars.py) escaped, so no name (a label, a key: all strings in Gremlin)
+carries one raw; variables and strategy names print only as identifiers; set elements are
+sorted and unique, `within([a,b])` is printed as `within(a, b)`, `p.negate()` as `P.not(p)`
+and `g.with(k, v)` as `g.withStrategies(OptionsStrategy(k: v))`. The output parses back to
+the same canonical text. Rules should not re-print whole queries (DESIGN §2); this is
 for bytecode translation, logging and tests.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 from proxy.gremlin.ast import (
@@ -33,11 +36,13 @@ from proxy.gremlin.ast import (
     Variable,
 )
 from proxy.gremlin.lexicon import WITH_OPTION_KEYS
+from proxy.unsafe_chars import UNSAFE
 
 _SUFFIX = {"long": "L", "short": "s", "byte": "b", "biginteger": "N", "float": "f",
            "bigdecimal": "M"}
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
             "\f": "\\f"}
+_IDENTIFIER = re.compile(r"(?!\d)[\w$]+")  # grammars/gremlin.lark NAME
 
 
 def to_text(node: Node, *, terminal: bool = True) -> str:
@@ -55,11 +60,19 @@ def quote(value: str) -> str:
     for ch in value:
         if ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or 0xD800 <= ord(ch) <= 0xDFFF:
+        elif UNSAFE.match(ch):
             out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
     return "'" + "".join(out) + "'"
+
+
+def identifier(name: str) -> str:
+    """`name` (a variable, a strategy or its option), which Gremlin writes bare: refused
+    (ValueError) unless it reads as one identifier, e.g. a bytecode binding named `x).drop(`."""
+    if not _IDENTIFIER.fullmatch(name):
+        raise ValueError(f"{name!r} is not a Gremlin identifier")
+    return name
 
 
 def _traversal(t: Traversal, terminal: bool = True) -> str:
@@ -114,7 +127,7 @@ def _arg(node: Node) -> str:
     if isinstance(node, Literal):
         return literal(node)
     if isinstance(node, Variable):
-        return node.name
+        return identifier(node.name)
     if isinstance(node, Enum):
         return f"{node.kind}.{node.value}"
     if isinstance(node, Predicate):
@@ -131,9 +144,9 @@ def _arg(node: Node) -> str:
         return "[" + ", ".join(f"{_key(e.key)}: {_arg(e.value)}" for e in node.entries) + "]"
     if isinstance(node, Strategy):
         if not node.config:
-            return node.name
-        opts = ", ".join(f"{o.key}: {_arg(o.value)}" for o in node.config)
-        return f"{node.name}({opts})"
+            return identifier(node.name)
+        opts = ", ".join(f"{identifier(o.key)}: {_arg(o.value)}" for o in node.config)
+        return f"{identifier(node.name)}({opts})"
     if isinstance(node, DateTimeLit):
         return "datetime()" if node.value is None else f"datetime({quote(_iso(node))})"
     if isinstance(node, UUIDLit):

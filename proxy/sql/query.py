@@ -3,7 +3,10 @@ character span in the text, and the dialect they were read in.
 
 Parsing failures raise `SqlSyntaxError` with a line, column and offset. The canonical text a
 backend would run is `emit()`: sqlglot's generator on the judged tree (comments dropped), so
-no comment or quoting trick in the client's text reaches the database.
+no comment or quoting trick in the client's text reaches the database. sqlglot writes a quoted
+identifier's characters raw (`"a<CR>b"`), and SQL has no portable escape inside one, so a name
+holding a line break or another control character (proxy.unsafe_chars) is never emitted:
+`emit()` raises UnsafeName (the ambiguous_text rule blocks such a query first).
 """
 
 from __future__ import annotations
@@ -18,7 +21,31 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from proxy.unsafe_chars import UNSAFE
+
 N = TypeVar("N", bound=exp.Expression)
+
+
+# string literals: their characters are escaped or legitimately raw; everything else that holds
+# text (identifiers, function, parameter and variable names) is a name
+_STRINGS = (
+    exp.Literal, exp.RawString, exp.ByteString, exp.HexString, exp.BitString, exp.National,
+    exp.UnicodeString,
+)  # fmt: skip
+
+
+class UnsafeName(ValueError):
+    """A name holds a character no SQL reader can be sent unambiguously."""
+
+
+def unsafe_names(tree: exp.Expression) -> Iterator[tuple[exp.Expression, str]]:
+    """(node, name) for each name in `tree` holding a character of proxy.unsafe_chars.UNSAFE."""
+    for node in tree.walk():
+        if isinstance(node, _STRINGS):
+            continue
+        for value in node.args.values():
+            if isinstance(value, str) and UNSAFE.search(value):
+                yield node, value
 
 
 class SqlSyntaxError(Exception):
@@ -86,6 +113,9 @@ class SqlQuery:
         the one they were read in; sqlglot transpiles)."""
         target = dialect or self.dialect
         trees = [s.tree for s in self.statements]
+        for tree in trees:
+            for _, name in unsafe_names(tree):
+                raise UnsafeName(f"the SQL name {name!r} holds a line break or control character")
         if target == "postgres":
             trees = [_dollar_quoted(t) for t in trees]
         return ";\n".join(t.sql(dialect=target, comments=False) for t in trees)
