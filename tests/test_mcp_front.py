@@ -166,6 +166,7 @@ def test_a_speculative_repair_needs_the_question(session_results: dict[str, Any]
 
 
 def test_an_endless_sql_query_ends_at_the_query_timeout(session_results: dict[str, Any]) -> None:
+    assert session_results["sql_endless"]["isError"]
     error = session_results["sql_endless"]["error"]
     assert error["code"] == "Neo.ClientError.Transaction.TransactionTimedOut"
     assert error["message"].startswith("LIM.TIMEOUT: the query ran longer than the 2000 ms")
