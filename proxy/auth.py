@@ -5,13 +5,15 @@ Bolt frontend's logon check.
 A hash reads `scrypt$<n>$<r>$<p>$<salt>$<key>` (salt and key base64); `query-guard
 hash-password` prints one. Checking a password costs tens of milliseconds on purpose (that is
 what makes stolen hashes expensive to guess), so it runs in a worker thread, never on the
-event loop.
+event loop — in a small pool of the directory's own, so a backend or guard that keeps every
+other thread busy cannot stall logins.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import hashlib
 import hmac
 import inspect
@@ -28,6 +30,7 @@ N, R, P = 2**14, 8, 1  # scrypt cost: ~16 MB and tens of ms per check
 KEY_BYTES = 32
 _MAXMEM = 64 * 1024 * 1024
 VERIFIED_CACHE = 256  # credentials remembered as verified (keyed digests)
+CHECK_THREADS = 2  # password checks at once per directory (each costs ~16 MB of memory)
 # A logon check: the client's HELLO / LOGON auth map -> accepted (maybe awaitable).
 LogonCheck = Callable[[dict[str, Any]], bool | Awaitable[bool]]
 
@@ -86,6 +89,7 @@ class UserDirectory:
         # sends them with every request, and each scrypt check costs tens of milliseconds.
         self._key = secrets.token_bytes(32)
         self._verified: OrderedDict[bytes, None] = OrderedDict()
+        self._threads = concurrent.futures.ThreadPoolExecutor(CHECK_THREADS, "password-check")
 
     def __len__(self) -> int:
         return len(self._users)
@@ -102,7 +106,10 @@ class UserDirectory:
         if digest in self._verified:
             self._verified.move_to_end(digest)
             return True
-        ok = await asyncio.to_thread(verify_password, credentials, stored or self._decoy)
+        loop = asyncio.get_running_loop()
+        ok = await loop.run_in_executor(
+            self._threads, verify_password, credentials, stored or self._decoy
+        )
         if ok and stored is not None:
             self._verified[digest] = None
             if len(self._verified) > VERIFIED_CACHE:

@@ -5,6 +5,7 @@ TLS; for `sql`, SQLite or PostgreSQL."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,11 @@ def configured_auth(config: Config, required: bool) -> tuple[str, str] | None:
     return user, os.environ.get(env, "") if env else ""
 
 
-def make_sql_backend(url: str, data_dir: str | Path) -> SqlBackend | None:
-    """The SQL backend for a `[backend] sql` URL:
+def make_sql_backend(
+    url: str, data_dir: str | Path, limits: Mapping[str, Any] | None = None
+) -> SqlBackend | None:
+    """The SQL backend for a `[backend] sql` URL, within `[limits]` (`query_timeout_ms`,
+    `max_result_bytes`):
 
         ""                      embedded SQLite with Northwind, built on first start in data_dir
         "off"                   no SQL backend (SQL can still be checked, not run)
@@ -65,17 +69,21 @@ def make_sql_backend(url: str, data_dir: str | Path) -> SqlBackend | None:
         "postgresql://…"        PostgreSQL (asyncpg), every transaction read-only
     """
     url = url.strip()
+    limits = limits if limits is not None else {}
+    timeout_ms = int(limits.get("query_timeout_ms", 30_000))
+    bounds = {"timeout_ms": timeout_ms,
+              "max_result_bytes": int(limits.get("max_result_bytes", 256 * 1024 * 1024))}
     if url == "off":
         return None
     if url == "":
         from proxy.backends.sql_sqlite import SqliteBackend, northwind_path
 
-        return SqliteBackend(northwind_path(Path(data_dir)), northwind=True)
+        return SqliteBackend(northwind_path(Path(data_dir)), northwind=True, **bounds)
     if url.startswith("sqlite:"):
         from proxy.backends.sql_sqlite import SqliteBackend
 
         path = url.removeprefix("sqlite:").removeprefix("//")
-        return SqliteBackend(Path(path))
+        return SqliteBackend(Path(path), **bounds)
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from proxy.backends.sql_postgres import PostgresBackend
@@ -84,5 +92,7 @@ def make_sql_backend(url: str, data_dir: str | Path) -> SqlBackend | None:
                 "backend.sql", f"PostgreSQL needs the postgres extra ({exc}): "
                 "pip install 'query-guard[postgres]'"
             ) from exc
-        return PostgresBackend(url)
+        return PostgresBackend(
+            url, statement_timeout_ms=timeout_ms, max_result_bytes=bounds["max_result_bytes"]
+        )
     raise ConfigError("backend.sql", "use '', 'off', 'sqlite:///path' or 'postgresql://…'")

@@ -88,7 +88,10 @@ CODES: dict[str, Code] = {
     "LIM.MESSAGE_SIZE": Code(
         "error", "a Bolt message holding more PackStream values than `max_message_elements`"
     ),
-    "LIM.RESULT_SIZE": Code("warning", "a result cut off at `max_result_rows`/`max_result_bytes`"),
+    "LIM.RESULT_SIZE": Code(
+        "warning",
+        "a result cut off at `max_result_rows`/`max_result_bytes` (SQL: refused, as an error)",
+    ),
     "LIM.TIMEOUT": Code("error", "the database's query timeout or the guard's time budget ran out"),
     "SEC.WRITE": Code(
         "error", "a write, schema command or administration SHOW on a read-only endpoint"

@@ -114,7 +114,8 @@ class ProxyServer:
             )
             self.guard.warm_up()  # the first client query must not pay for building parsers
             self.sql = SqlService(self.guard, make_sql_backend(
-                str(self.config.backend["sql"]), str(self.config.server["data_dir"])
+                str(self.config.backend["sql"]), str(self.config.server["data_dir"]),
+                self.config.limits,
             ), RepairSettings.from_config(self.config.repair))  # started on first use  # fmt: skip
             self.source.start(self.guard, self._found_schema)
             log.info("schema: %s", self.schema_source)
@@ -124,9 +125,16 @@ class ProxyServer:
             raise
 
     async def close(self) -> None:
-        """Stop listening, then the backend, then the embedded database (each step runs even
-        when an earlier one fails)."""
+        """Stop the SQL backend's queries (a running one would hold a front's shutdown until
+        its timeout), stop listening, then the backend, then the embedded database (each step
+        runs even when an earlier one fails)."""
         try:
+            if self.sql is not None:
+                sql, self.sql = self.sql, None
+                try:
+                    await sql.close()
+                except Exception:  # the listeners must close all the same
+                    log.exception("closing the SQL backend failed")
             if self.source is not None:
                 await self.source.close()
             if self.bolt is not None:
@@ -141,9 +149,6 @@ class ProxyServer:
         finally:
             if self.runner is not None:
                 self.runner.close()
-            if self.sql is not None:
-                sql, self.sql = self.sql, None
-                await sql.close()
             if self.gremlin_service is not None:
                 gremlin_service, self.gremlin_service = self.gremlin_service, None
                 await gremlin_service.close()

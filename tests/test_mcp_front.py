@@ -22,6 +22,7 @@ def _config(tmp_path: Path) -> Path:
     path.write_text(
         f'[server]\nbolt = ""\ndata_dir = "{tmp_path / "data"}"\ngremlin = "127.0.0.1:0"\n'
         f'[audit]\npath = "{tmp_path / "audit.jsonl"}"\n'
+        "[limits]\nquery_timeout_ms = 2000\n"
     )
     return path
 
@@ -82,6 +83,8 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 "query": "SELECT compnyName FROM customers WHERE country = :c ORDER BY 1",
                 "params": {"c": "Norway"}}),
             "sql_write": ("read_sql", {"query": "DELETE FROM customers"}),
+            "sql_endless": ("read_sql", {"query": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                                         "SELECT x + 1 FROM c) SELECT count(*) FROM c"}),
             "sql_near": ("read_sql", {"query": NEAR_LITERAL}),
             "sql_near_asked": ("read_sql", {"query": NEAR_LITERAL,
                                             "question": "Who is the contact Anders?"}),
@@ -160,3 +163,10 @@ def test_a_speculative_repair_needs_the_question(session_results: dict[str, Any]
     assert near["rows"] == [] and "REPAIR.SUGGESTED" in near["codes"]
     asked = session_results["sql_near_asked"]
     assert asked["rows"] == [["Maria Anders"]] and "Maria Anders" in asked["query"]
+
+
+def test_an_endless_sql_query_ends_at_the_query_timeout(session_results: dict[str, Any]) -> None:
+    assert session_results["sql_endless"]["isError"]
+    error = session_results["sql_endless"]["error"]
+    assert error["code"] == "Neo.ClientError.Transaction.TransactionTimedOut"
+    assert error["message"].startswith("LIM.TIMEOUT: the query ran longer than the 2000 ms")

@@ -17,6 +17,7 @@ import socket
 import sqlite3
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from proxy.backends.limits import TIMEOUT_CODE
 from proxy.backends.sql_postgres import PostgresBackend
 from proxy.backends.sql_sqlite import SqliteBackend, build_northwind
 from proxy.config import parse_config
@@ -237,3 +239,44 @@ def test_http_query_with_language_sql(tmp_path: Path) -> None:
     assert (tmp_path / "northwind.sqlite").exists()
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [e["language"] for e in audit if e.get("front") == "http"][:2] == ["sql", "sql"]
+
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def _bounded(database: Database, timeout_ms: int = 30_000, max_bytes: int = 0) -> Database:
+    """The same database behind a backend with `[limits] query_timeout_ms` / max_result_bytes."""
+    backend = database.backend
+    if isinstance(backend, SqliteBackend):
+        bounded: Any = SqliteBackend(
+            backend.path, timeout_ms=timeout_ms, max_result_bytes=max_bytes
+        )
+    else:
+        bounded = PostgresBackend(
+            backend.url, statement_timeout_ms=timeout_ms, max_result_bytes=max_bytes
+        )
+    return Database(bounded, database.log)
+
+
+def test_an_endless_recursive_query_stops_at_the_query_timeout(database: Database) -> None:
+    bounded = _bounded(database, timeout_ms=500)
+    started = time.monotonic()
+    result = bounded.query(ENDLESS)
+    waited = time.monotonic() - started
+    assert result.error is not None, result.rows
+    assert result.error.code == TIMEOUT_CODE
+    assert "LIM.TIMEOUT" in result.error.message and "query_timeout_ms" in result.error.message
+    assert waited < 3 * 0.5  # the configured timeout stops it, not something later
+    assert bounded.query("SELECT count(*) AS n FROM orders").rows == [[830]]  # still answers
+
+
+def test_a_result_over_the_byte_budget_is_refused(database: Database) -> None:
+    bounded = _bounded(database, max_bytes=20_000)
+    many = bounded.query("SELECT * FROM orders")  # 830 rows of ~150 bytes
+    huge = "SELECT zeroblob(400000000) AS b" if isinstance(database.backend, SqliteBackend) \
+        else "SELECT repeat('x', 200000) AS b"  # fmt: skip
+    for result in (many, bounded.query(huge)):
+        assert result.error is not None and result.rows == []
+        assert result.error.message.startswith("LIM.RESULT_SIZE")
+        assert "max_result_bytes" in result.error.message
+    assert bounded.query("SELECT count(*) AS n FROM orders").rows == [[830]]

@@ -11,6 +11,7 @@ applied to the returned list the way Gremlin Server would (`proxy.gremlin.termin
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -53,6 +54,9 @@ class RemoteGremlinBackend:
             password=password,
             pool_size=pool_size,
         )
+        # gremlinpython blocks: its calls wait in threads of their own, never in the event
+        # loop's default pool (password checks, the guard)
+        self._threads = concurrent.futures.ThreadPoolExecutor(pool_size, "gremlin-remote")
 
     async def submit(
         self, traversal: ast.Traversal, bindings: Mapping[str, Any] | None = None
@@ -70,7 +74,7 @@ class RemoteGremlinBackend:
             return list(self._client.submit(bytecode).all().result())
 
         try:
-            results = await asyncio.get_running_loop().run_in_executor(None, call)
+            results = await asyncio.get_running_loop().run_in_executor(self._threads, call)
         except GremlinServerError as exc:
             code = f"Gremlin.{exc.status_code}"
             raise BackendError(str(exc.status_message or exc), code=code) from exc
@@ -101,3 +105,4 @@ class RemoteGremlinBackend:
 
     async def close(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._client.close)
+        self._threads.shutdown(wait=False, cancel_futures=True)

@@ -1,12 +1,19 @@
 """The backend query timeout (`[limits] query_timeout_ms`) as every backend reports it: one
-Neo4j status code (a ClientError, so drivers do not retry) and a `LIM.TIMEOUT` message."""
+Neo4j status code (a ClientError, so drivers do not retry) and a `LIM.TIMEOUT` message; and
+the result byte budget (`[limits] max_result_bytes`) as the SQL backends report it
+(`LIM.RESULT_SIZE`)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 from proxy.backends.base import BackendError
 
 # Neo4j's code for a query stopped by its transaction timeout.
 TIMEOUT_CODE = "Neo.ClientError.Transaction.TransactionTimedOut"
+# A result over the byte budget: a client error (retrying cannot help).
+RESULT_SIZE_CODE = "Neo.ClientError.Statement.ExecutionFailed"
 
 
 def timeout_error(
@@ -28,3 +35,21 @@ def timeout_error(
 def is_timeout(code: str) -> bool:
     """A database's own timeout status (Neo4j 4/5: TransactionTimedOut*)."""
     return "TransactionTimedOut" in code
+
+
+def result_size_error(max_bytes: int, detail: str = "") -> BackendError:
+    """The error for a result (or one value in it) larger than `[limits] max_result_bytes`:
+    the backend stopped reading it, so none of it is sent."""
+    return BackendError(
+        f"LIM.RESULT_SIZE: the result is larger than the {max_bytes} byte limit "
+        "([limits] max_result_bytes) and was not sent"
+        + (f" ({detail})" if detail else "")
+        + ". Return fewer or smaller columns (e.g. length(x) instead of a large x), add a "
+        "smaller LIMIT, aggregate",
+        RESULT_SIZE_CODE,
+    )
+
+
+def row_bytes(row: Sequence[Any]) -> int:
+    """A row's size as the fronts send it, roughly: text and blobs by length, 8 per other."""
+    return sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)

@@ -1,6 +1,9 @@
 """PostgreSQL behind the SQL guard (asyncpg). Every session is opened with
 `default_transaction_read_only = on` — a write that got past `sql_read_only` would still be
-refused by the server (defence in depth) — and `statement_timeout` bounds a runaway query.
+refused by the server (defence in depth) — and `statement_timeout` (`[limits]
+query_timeout_ms`) stops a runaway query (`LIM.TIMEOUT`). Rows are read through a cursor in
+batches against `[limits] max_result_bytes` (`LIM.RESULT_SIZE`; one value is still received
+whole: PostgreSQL has no per-value bound).
 
 Parameters: a mapping fills `:name` / `%(name)s` placeholders and a sequence fills `?` or
 `$n`; the judged text is re-written with sqlglot to asyncpg's `$n` form.
@@ -18,6 +21,7 @@ import sqlglot
 from sqlglot import exp
 
 from proxy.backends.base import BackendError, BackendUnavailable
+from proxy.backends.limits import result_size_error, row_bytes, timeout_error
 from proxy.sql.backend import Params
 from proxy.sql.catalog import SqlCatalog
 
@@ -27,14 +31,25 @@ FROM information_schema.columns AS c
 WHERE c.table_schema = ANY (current_schemas(false))
 ORDER BY c.table_name, c.ordinal_position
 """
+QUERY_CANCELED = "57014"  # statement_timeout (or a cancel request) stopped the query
+FETCH_BATCH = 256  # rows read between two looks at the byte budget
+CLOSE_GRACE = 2.0  # seconds close() waits for queries in flight before cutting them off
 
 
 class PostgresBackend:
     name = "postgresql"
     dialect = "postgres"
 
-    def __init__(self, url: str, *, statement_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        statement_timeout_ms: int = 30_000,
+        max_result_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
         self.url = url
+        self.timeout_ms = statement_timeout_ms  # 0: none
+        self.max_result_bytes = max_result_bytes  # 0: none
         self.settings = {
             "default_transaction_read_only": "on",
             "statement_timeout": str(statement_timeout_ms),
@@ -42,17 +57,26 @@ class PostgresBackend:
         }
         self._pool: asyncpg.Pool | None = None
         self._lock = asyncio.Lock()
+        self._closed = False
 
     async def start(self) -> None:
+        self._closed = False  # started again after close()
         await self._get_pool()
 
     async def close(self) -> None:
+        """Close the connections: queries in flight get `CLOSE_GRACE` seconds, then are cut."""
+        self._closed = True
         pool, self._pool = self._pool, None
         if pool is not None:
-            await pool.close()
+            try:
+                await asyncio.wait_for(pool.close(), CLOSE_GRACE)
+            except TimeoutError:
+                pool.terminate()
 
     async def _get_pool(self) -> asyncpg.Pool:
         async with self._lock:
+            if self._closed:
+                raise BackendUnavailable("PostgreSQL: the proxy is shutting down")
             if self._pool is None:
                 try:
                     self._pool = await asyncpg.create_pool(
@@ -71,18 +95,34 @@ class PostgresBackend:
             async with pool.acquire() as conn, conn.transaction(readonly=True):
                 statement = await conn.prepare(sql)
                 fields = [a.name for a in statement.get_attributes()]
-                if max_rows < 0:
-                    records = await statement.fetch(*args)
-                else:
-                    cursor = await statement.cursor(*args)
-                    records = await cursor.fetch(max_rows + 1)
+                cursor = await statement.cursor(*args)
+                return fields, await self._fetch(cursor, max_rows)
         except asyncpg.PostgresError as exc:
+            if getattr(exc, "sqlstate", "") == QUERY_CANCELED:
+                raise timeout_error(self.timeout_ms, f"PostgreSQL: {exc}") from None
             raise BackendError(
                 f"PostgreSQL: {exc}", "Neo.ClientError.Statement.ExecutionFailed"
             ) from None
-        except OSError as exc:
+        except (OSError, asyncpg.InterfaceError) as exc:
             raise BackendUnavailable(f"PostgreSQL: {exc}") from None
-        return fields, [[_value(v) for v in r] for r in records]
+
+    async def _fetch(self, cursor: Any, max_rows: int) -> list[list[Any]]:
+        """At most `max_rows` + 1 rows (all when negative), within the byte budget."""
+        wanted = max_rows + 1 if max_rows >= 0 else None
+        rows: list[list[Any]] = []
+        size = 0
+        while wanted is None or len(rows) < wanted:
+            count = FETCH_BATCH if wanted is None else min(FETCH_BATCH, wanted - len(rows))
+            batch = await cursor.fetch(count)
+            for record in batch:
+                row = [_value(v) for v in record]
+                size += row_bytes(row)
+                if self.max_result_bytes and size > self.max_result_bytes:
+                    raise result_size_error(self.max_result_bytes, f"after {len(rows)} rows")
+                rows.append(row)
+            if len(batch) < count:
+                break
+        return rows
 
     async def schema(self) -> SqlCatalog:
         pool = await self._get_pool()
