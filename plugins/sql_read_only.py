@@ -22,7 +22,8 @@ Always on for SQL (a SQL endpoint behind query-guard is a read endpoint):
   `load_extension`, DuckDB `read_csv` / `glob` / `getenv`, MySQL `load_file`), sleeping
   (`pg_sleep`, `sleep`, `benchmark`) and whole-table or whole-database exports
   (`table_to_xml`, `query_to_xml`, `database_to_xml`, `schema_to_xml`, `*_to_xmlschema`,
-  `cursor_to_xml`). A schema-qualified call (`myschema.f(x)`) is not a built-in. Patterns in
+  `cursor_to_xml`). A schema-qualified call (`myschema.f(x)`, `FROM myschema.f(x)`) is not a
+  built-in, nor is an operator named outside pg_catalog (`a OPERATOR(myschema.===) b`). Patterns in
   `[guard] sql_allowed_functions` (shell-style, case-insensitive) are the operator's choice and
   pass.
 * `SEC.CATALOG` — a system catalog or view that holds secrets, server configuration or other
@@ -94,7 +95,7 @@ def _statement(query: SqlQuery, statement: SqlStatement, allowed: tuple[str, ...
         return [_error("SEC.WRITE", f"{kind} is not a query: this endpoint is read-only",
                        statement.span)]  # fmt: skip
     findings = []
-    for node in tree.find_all(*_DML, exp.Into, exp.Lock, exp.Func, exp.Table):
+    for node in tree.find_all(*_DML, exp.Into, exp.Lock, exp.Func, exp.Operator, exp.Table):
         span = query.span_of(node, statement)
         if isinstance(node, _DML):
             kind = node.key.upper()
@@ -108,10 +109,17 @@ def _statement(query: SqlQuery, statement: SqlStatement, allowed: tuple[str, ...
                                    "row locks: not allowed here", statement.span))  # fmt: skip
         elif isinstance(node, exp.Func):
             if not is_allowed_call(node, query.dialect, allowed):
-                findings.append(_error("SEC.FUNCTION", f"function {call_name(node)}() is not on "
+                name = _written(call_name(node), query.text[span[0] : span[1]])
+                findings.append(_error("SEC.FUNCTION", f"function {name}() is not on "
                                        f"the SQL allow-list ({query.dialect}): only pure "
                                        "built-ins run here (docs/functions.md; an operator may "
                                        "add it to guard.sql_allowed_functions)", span))  # fmt: skip
+        elif isinstance(node, exp.Operator):
+            operator = str(node.args.get("operator") or "")
+            if not operator.lower().startswith("pg_catalog."):
+                findings.append(_error("SEC.FUNCTION", f"OPERATOR({operator}) runs a function "
+                                       "of its schema's choosing: only pg_catalog operators run "
+                                       "here", span))  # fmt: skip
         elif not isinstance(node.this, exp.Identifier):
             continue  # a table function: judged as a function
         elif _FILE_LIKE.search(node.name or ""):
@@ -122,6 +130,15 @@ def _statement(query: SqlQuery, statement: SqlStatement, allowed: tuple[str, ...
                                    "holds secrets, server settings or other sessions' queries: "
                                    "not readable here", span))  # fmt: skip
     return findings
+
+
+def _written(name: str, text: str) -> str:
+    """sqlglot's name of a call, with its last part as the client wrote it when the node's span
+    is that word (`generate_series`, not sqlglot's `exploding_generate_series`)."""
+    if not text.isidentifier():
+        return name
+    qualifier, _, _ = name.rpartition(".")
+    return f"{qualifier}.{text.lower()}" if qualifier else text.lower()
 
 
 def _kind(tree: exp.Expression, text: str) -> str:

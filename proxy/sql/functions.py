@@ -295,11 +295,12 @@ def call_name(node: exp.Func) -> str:
         name = str(node.name).lower()
     else:
         name = node.sql_name().lower()
-    parent = node.parent
-    if isinstance(parent, exp.Dot) and parent.expression is node:
-        qualifier = parent.this.sql().replace('"', "").replace("`", "").lower()
-        name = f"{qualifier}.{name}"
-    return name
+    parent, qualifier = node.parent, ""
+    if isinstance(parent, exp.Dot) and parent.expression is node:  # evil.f(x)
+        qualifier = parent.this.sql().replace('"', "").replace("`", "")
+    elif isinstance(parent, exp.Table) and parent.this is node:  # FROM evil.f(x)
+        qualifier = ".".join(part for part in (parent.catalog, parent.db) if part)
+    return f"{qualifier.lower()}.{name}" if qualifier else name
 
 
 def is_allowed_call(node: exp.Func, dialect: str, extra: Iterable[str] = ()) -> bool:
