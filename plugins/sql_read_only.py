@@ -10,22 +10,22 @@ Always on for SQL (a SQL endpoint behind query-guard is a read endpoint):
   PREPARE, VACUUM, EXPLAIN ANALYZE — anything sqlglot reads as a command); DML inside a query
   (`WITH d AS (DELETE … RETURNING *) SELECT …`); `SELECT … INTO` (creates a table or writes a
   file); locking reads (`FOR UPDATE`, `FOR SHARE`).
-* `SEC.FUNCTION` — a function that is not a pure built-in of the dialect (`[guard]
-  sql_dialect`): the allow-list is proxy/sql/functions.py, listed in docs/functions.md
-  (string, math, date/time, aggregate, window, JSON and array functions, casts and
-  conditionals). Everything else is refused, so what runs inside PostgreSQL's read-only
-  transaction and still persists or leaks is refused with it: large objects (`lo_create`,
-  `lo_from_bytea`, `lo_put`, `lowrite`, `lo_unlink`, `lo_import`, `lo_export`), sequences
-  (`nextval`, `setval`), replication slots and origins, `pg_stat_reset*`,
+* `SEC.FUNCTION` — a function that is not a pure built-in of the dialect it runs in (the SQL
+  backend's; without one, `[guard] sql_dialect`): the allow-list is proxy/sql/functions.py,
+  listed in docs/functions.md (string, math, date/time, aggregate, window, JSON and array
+  functions, casts and conditionals). Everything else is refused, so what runs inside
+  PostgreSQL's read-only transaction and still persists or leaks is refused with it: large
+  objects (`lo_create`, `lo_from_bytea`, `lo_put`, `lowrite`, `lo_unlink`, `lo_import`,
+  `lo_export`), sequences (`nextval`, `setval`), replication slots and origins, `pg_stat_reset*`,
   `pg_create_restore_point`, `pg_logical_emit_message`, `pg_notify`, `set_config`,
   `current_setting`, advisory locks, `dblink*`, files (`pg_read_file`, SQLite `readfile` /
   `load_extension`, DuckDB `read_csv` / `glob` / `getenv`, MySQL `load_file`), sleeping
   (`pg_sleep`, `sleep`, `benchmark`) and whole-table or whole-database exports
   (`table_to_xml`, `query_to_xml`, `database_to_xml`, `schema_to_xml`, `*_to_xmlschema`,
   `cursor_to_xml`). A schema-qualified call (`myschema.f(x)`, `FROM myschema.f(x)`) is not a
-  built-in, nor is an operator named outside pg_catalog (`a OPERATOR(myschema.===) b`). Patterns in
-  `[guard] sql_allowed_functions` (shell-style, case-insensitive) are the operator's choice and
-  pass.
+  built-in, nor is an operator named outside pg_catalog (`a OPERATOR(myschema.===) b`).
+  Patterns in `[guard] sql_allowed_functions` (shell-style, case-insensitive) are the
+  operator's choice and pass.
 * `SEC.CATALOG` — a system catalog or view that holds secrets, server configuration or other
   sessions' queries (`pg_authid`, `pg_shadow`, `pg_user_mapping(s)`, `pg_statistic`,
   `pg_largeobject`, `pg_hba_file_rules`, `pg_file_settings`, `pg_settings`,
@@ -80,12 +80,15 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
             )
         )
     for statement in query.statements:
-        findings += _statement(query, statement, ctx.settings.sql_allowed_functions)
+        findings += _statement(query, statement, ctx)
     return findings
 
 
-def _statement(query: SqlQuery, statement: SqlStatement, allowed: tuple[str, ...]) -> list[Finding]:
+def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> list[Finding]:
     tree = statement.tree
+    # a call runs on the backend as written: the backend's dialect judges it when known
+    dialect = ctx.sql_backend_dialect or query.dialect
+    allowed = ctx.settings.sql_allowed_functions
     for node in tree.walk():
         if any(str(c).lstrip().startswith(("!", "+")) for c in node.comments or ()):
             return [_error("SEC.AMBIGUOUS_TEXT", "a /*! … */ or /*+ … */ comment is code to "
@@ -108,10 +111,10 @@ def _statement(query: SqlQuery, statement: SqlStatement, allowed: tuple[str, ...
             findings.append(_error("SEC.WRITE", "a locking read (FOR UPDATE / FOR SHARE) takes "
                                    "row locks: not allowed here", statement.span))  # fmt: skip
         elif isinstance(node, exp.Func):
-            if not is_allowed_call(node, query.dialect, allowed):
+            if not is_allowed_call(node, dialect, allowed):
                 name = _written(call_name(node), query.text[span[0] : span[1]])
                 findings.append(_error("SEC.FUNCTION", f"function {name}() is not on "
-                                       f"the SQL allow-list ({query.dialect}): only pure "
+                                       f"the SQL allow-list ({dialect}): only pure "
                                        "built-ins run here (docs/functions.md; an operator may "
                                        "add it to guard.sql_allowed_functions)", span))  # fmt: skip
         elif isinstance(node, exp.Operator):

@@ -5,6 +5,7 @@ pass in every dialect. (tests/test_sql_backends.py runs the same on a real Postg
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -204,6 +205,18 @@ def test_other_dialects_get_the_conservative_common_list() -> None:
     verdict = guard("trino").check("SELECT jsonb_pretty(j) FROM t", "sql")
     assert verdict.blocked and "SEC.FUNCTION" in verdict.codes
     assert not guard("postgres").check("SELECT jsonb_pretty(j) FROM t", "sql").blocked
+
+
+def test_calls_are_judged_in_the_dialect_of_the_backend_they_run_on() -> None:
+    """A call sqlglot does not know runs on the backend as written: a query read as PostgreSQL
+    but run on SQLite may call SQLite's strftime, not PostgreSQL's jsonb_pretty."""
+    sqlite_only = "SELECT strftime('%Y', d), total(x) FROM t"
+    assert guard().check(sqlite_only, "sql").blocked  # sql_dialect = "postgres", no backend
+    g = build_guard(parse_config({}), entry_points=False)
+    g.ctx = replace(g.ctx, sql_backend_dialect="sqlite")  # as SqlService sets it
+    assert not g.check(sqlite_only, "sql").blocked
+    verdict = g.check("SELECT jsonb_pretty(j) FROM t", "sql")
+    assert verdict.blocked and "(sqlite)" in verdict.findings[0].message
 
 
 def test_the_operator_may_open_sql_functions_by_pattern() -> None:
