@@ -112,7 +112,7 @@ def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> l
                                    "row locks: not allowed here", statement.span))  # fmt: skip
         elif isinstance(node, exp.Func):
             if not is_allowed_call(node, dialect, allowed):
-                name = _written(call_name(node), query.text[span[0] : span[1]])
+                name = _written(node, query.text[span[0] : span[1]])
                 findings.append(_error("SEC.FUNCTION", f"function {name}() is not on "
                                        f"the SQL allow-list ({dialect}): only pure "
                                        "built-ins run here (docs/functions.md; an operator may "
@@ -135,11 +135,12 @@ def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> l
     return findings
 
 
-def _written(name: str, text: str) -> str:
-    """sqlglot's name of a call, with its last part as the client wrote it when the node's span
-    is that word (`generate_series`, not sqlglot's `exploding_generate_series`)."""
-    if not text.isidentifier():
-        return name
+def _written(node: exp.Func, text: str) -> str:
+    """sqlglot's name of a call, with its last part as the client wrote it when the node's own
+    span is that word (`generate_series`, not sqlglot's `exploding_generate_series`)."""
+    name = call_name(node)
+    if "start" not in node.meta or not text.isidentifier():
+        return name  # the span is a child's (an operator such as `@@` has no word of its own)
     qualifier, _, _ = name.rpartition(".")
     return f"{qualifier}.{text.lower()}" if qualifier else text.lower()
 

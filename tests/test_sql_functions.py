@@ -114,6 +114,9 @@ READS: list[tuple[str, str]] = [
     ("postgres", "SELECT x FROM generate_series(1, 10) AS g(x)"),
     ("postgres", "SELECT unnest(tags), cardinality(tags), json_build_object('a', id) FROM t"),
     ("postgres", "SELECT pg_catalog.lower(name) FROM customers"),
+    ("postgres", "SELECT to_tsvector('english', s) @@ plainto_tsquery('english', 'a'), "
+                 "timezone('UTC', ts), ts AT TIME ZONE 'UTC' FROM t"),
+    ("postgres", "SELECT a, grouping(a), sum(x) FROM t GROUP BY ROLLUP (a)"),
     ("postgres", "SELECT table_name, column_name FROM information_schema.columns"),
     ("postgres", "SELECT table_name FROM information_schema.tables WHERE table_schema = "
                  "'public'"),

@@ -57,8 +57,9 @@ SQLGLOT_PURE: dict[str, tuple[str, ...]] = {
         "RegexpILike", "RegexpReplace", "RegexpExtract", "RegexpExtractAll", "RegexpSplit",
         "RegexpCount", "RegexpInstr", "RegexpSubstr", "RegexpFullMatch", "StartsWith",
         "EndsWith", "Contains", "Translate", "Overlay", "Levenshtein", "JarowinklerSimilarity",
-        "Soundex", "Space", "Format", "Encode", "ToBase64", "FromBase64", "Normalize",
-        "StringToArray", "ArrayToString", "Stuff", "ToChar", "ToNumber", "NumberToStr", "Elt",
+        "Soundex", "Space", "Format", "MatchAgainst", "Encode", "ToBase64", "FromBase64",
+        "Normalize", "StringToArray", "ArrayToString", "Stuff", "ToChar", "ToNumber",
+        "NumberToStr", "Elt",
     ),
     "math": (
         "Abs", "Ceil", "Floor", "Round", "Trunc", "Sqrt", "Cbrt", "Pow", "Exp", "Ln", "Log",
@@ -149,7 +150,7 @@ DIALECT_FUNCTIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "date and time": (
             "now", "age", "date_part", "date_trunc", "date_bin", "to_char", "to_date",
             "to_timestamp", "to_number", "make_date", "make_time", "make_timestamp",
-            "make_timestamptz", "make_interval", "justify_days", "justify_hours",
+            "make_timestamptz", "make_interval", "timezone", "justify_days", "justify_hours",
             "justify_interval", "isfinite", "localtime", "localtimestamp", "clock_timestamp",
             "statement_timestamp", "transaction_timestamp",
         ),
