@@ -1,5 +1,6 @@
-"""SQL read-only — only SELECT queries run; writes, admin statements and side-effect functions
-are blocked anywhere in the tree (`SEC.WRITE`, `SEC.PROCEDURE`, `SEC.MULTI_STATEMENT`).
+"""SQL read-only — only SELECT queries calling pure built-in functions run; writes, admin
+statements, other functions and secret system catalogs are blocked anywhere in the tree
+(`SEC.WRITE`, `SEC.FUNCTION`, `SEC.CATALOG`, `SEC.PROCEDURE`, `SEC.MULTI_STATEMENT`).
 
 Always on for SQL (a SQL endpoint behind query-guard is a read endpoint):
 
@@ -9,18 +10,29 @@ Always on for SQL (a SQL endpoint behind query-guard is a read endpoint):
   PREPARE, VACUUM, EXPLAIN ANALYZE — anything sqlglot reads as a command); DML inside a query
   (`WITH d AS (DELETE … RETURNING *) SELECT …`); `SELECT … INTO` (creates a table or writes a
   file); locking reads (`FOR UPDATE`, `FOR SHARE`).
-* `SEC.PROCEDURE` — functions with side effects or access outside the database, in every
-  dialect at once (a query is judged the same whichever dialect it was written for):
-  PostgreSQL `pg_read_file`, `pg_read_binary_file`, `pg_ls_*dir`, `pg_stat_file`, `lo_import`,
-  `lo_export`, `dblink*`, `pg_sleep*`, `set_config`, `current_setting`, `pg_terminate_backend`,
-  `pg_cancel_backend`, `pg_reload_conf`, `pg_rotate_logfile`, `pg_switch_wal`, `pg_promote`,
-  `pg_file_write`, `query_to_xml*`, `cursor_to_xml`, `nextval`, `setval`, `pg_notify`,
-  `pg_advisory_*lock*`; SQLite `load_extension`, `readfile`, `writefile`, `edit`,
-  `fts3_tokenizer`; DuckDB `read_csv*`, `read_parquet`, `parquet_scan`, `read_json*`,
-  `read_ndjson*`, `read_text`, `read_blob`, `read_xlsx`, `glob`, `getenv`, `sniff_csv`,
-  `query`, `query_table`, `*_scan` (postgres, sqlite, mysql, iceberg, delta), and a table named
-  like a file or URL (`FROM 'data.csv'`); MySQL `load_file`, `sleep`, `benchmark`, `sys_exec`,
-  `sys_eval`, `get_lock`, `release_lock`.
+* `SEC.FUNCTION` — a function that is not a pure built-in of the dialect it runs in (the SQL
+  backend's; without one, `[guard] sql_dialect`): the allow-list is proxy/sql/functions.py,
+  listed in docs/functions.md (string, math, date/time, aggregate, window, JSON and array
+  functions, casts and conditionals). Everything else is refused, so what runs inside
+  PostgreSQL's read-only transaction and still persists or leaks is refused with it: large
+  objects (`lo_create`, `lo_from_bytea`, `lo_put`, `lowrite`, `lo_unlink`, `lo_import`,
+  `lo_export`), sequences (`nextval`, `setval`), replication slots and origins, `pg_stat_reset*`,
+  `pg_create_restore_point`, `pg_logical_emit_message`, `pg_notify`, `set_config`,
+  `current_setting`, advisory locks, `dblink*`, files (`pg_read_file`, SQLite `readfile` /
+  `load_extension`, DuckDB `read_csv` / `glob` / `getenv`, MySQL `load_file`), sleeping
+  (`pg_sleep`, `sleep`, `benchmark`) and whole-table or whole-database exports
+  (`table_to_xml`, `query_to_xml`, `database_to_xml`, `schema_to_xml`, `*_to_xmlschema`,
+  `cursor_to_xml`). A schema-qualified call (`myschema.f(x)`, `FROM myschema.f(x)`) is not a
+  built-in, nor is an operator named outside pg_catalog (`a OPERATOR(myschema.===) b`).
+  Patterns in `[guard] sql_allowed_functions` (shell-style, case-insensitive) are the
+  operator's choice and pass.
+* `SEC.CATALOG` — a system catalog or view that holds secrets, server configuration or other
+  sessions' queries (`pg_authid`, `pg_shadow`, `pg_user_mapping(s)`, `pg_statistic`,
+  `pg_largeobject`, `pg_hba_file_rules`, `pg_file_settings`, `pg_settings`,
+  `pg_stat_activity`, `pg_stat_statements`, MySQL's `mysql.*` and `performance_schema.*`; the
+  list is in docs/functions.md). `information_schema.tables` / `columns` and SQLite's
+  `sqlite_master` stay readable.
+* `SEC.PROCEDURE` — a table named like a file or URL (DuckDB `FROM 'data.csv'`).
 
 * `SEC.AMBIGUOUS_TEXT` — a comment that is code to some database: MySQL runs the body of
   `/*! … */`, and `/*+ … */` are optimizer hints. What is a comment here must not be a
@@ -32,35 +44,22 @@ Example::
 
     WITH gone AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM gone
     -> BLOCK  SEC.WRITE  DELETE inside a query writes to the database
+    SELECT lo_from_bytea(0, 'x')
+    -> BLOCK  SEC.FUNCTION  function lo_from_bytea() is not on the SQL allow-list (postgres)
 """
 
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 
 from sqlglot import exp
 
 from proxy.context import GuardContext
 from proxy.hookspecs import hookimpl
 from proxy.model import Finding, Severity
+from proxy.sql.functions import call_name, is_allowed_call, is_secret_catalog
 from proxy.sql.query import SqlQuery, SqlStatement
 
-SIDE_EFFECT_FUNCTIONS: tuple[str, ...] = (
-    # PostgreSQL
-    "pg_read_file", "pg_read_binary_file", "pg_ls_*dir", "pg_stat_file", "lo_import",
-    "lo_export", "dblink*", "pg_sleep*", "set_config", "current_setting",
-    "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
-    "pg_switch_wal", "pg_promote", "pg_file_write", "query_to_xml*", "cursor_to_xml",
-    "nextval", "setval", "pg_notify", "pg_advisory_*lock*", "pg_try_advisory_*lock*",
-    # SQLite
-    "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer",
-    # DuckDB
-    "read_csv*", "read_parquet", "parquet_scan", "read_json*", "read_ndjson*", "read_text",
-    "read_blob", "read_xlsx", "glob", "getenv", "sniff_csv", "query", "query_table", "*_scan",
-    # MySQL
-    "load_file", "sleep", "benchmark", "sys_exec", "sys_eval", "get_lock", "release_lock",
-)  # fmt: skip
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
         exp.TruncateTable, exp.Copy)  # fmt: skip
 _FILE_LIKE = re.compile(
@@ -81,12 +80,15 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
             )
         )
     for statement in query.statements:
-        findings += _statement(query, statement)
+        findings += _statement(query, statement, ctx)
     return findings
 
 
-def _statement(query: SqlQuery, statement: SqlStatement) -> list[Finding]:
+def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> list[Finding]:
     tree = statement.tree
+    # a call runs on the backend as written: the backend's dialect judges it when known
+    dialect = ctx.sql_backend_dialect or query.dialect
+    allowed = ctx.settings.sql_allowed_functions
     for node in tree.walk():
         if any(str(c).lstrip().startswith(("!", "+")) for c in node.comments or ()):
             return [_error("SEC.AMBIGUOUS_TEXT", "a /*! … */ or /*+ … */ comment is code to "
@@ -96,7 +98,7 @@ def _statement(query: SqlQuery, statement: SqlStatement) -> list[Finding]:
         return [_error("SEC.WRITE", f"{kind} is not a query: this endpoint is read-only",
                        statement.span)]  # fmt: skip
     findings = []
-    for node in tree.find_all(*_DML, exp.Into, exp.Lock, exp.Func, exp.Table):
+    for node in tree.find_all(*_DML, exp.Into, exp.Lock, exp.Func, exp.Operator, exp.Table):
         span = query.span_of(node, statement)
         if isinstance(node, _DML):
             kind = node.key.upper()
@@ -109,24 +111,38 @@ def _statement(query: SqlQuery, statement: SqlStatement) -> list[Finding]:
             findings.append(_error("SEC.WRITE", "a locking read (FOR UPDATE / FOR SHARE) takes "
                                    "row locks: not allowed here", statement.span))  # fmt: skip
         elif isinstance(node, exp.Func):
-            name = _function_name(node)
-            if name and _side_effect(name):
-                findings.append(_error("SEC.PROCEDURE", f"function {name}() reads or changes "
-                                       "things outside the query's tables", span))  # fmt: skip
-        elif isinstance(node, exp.Table) and _FILE_LIKE.search(node.name or ""):
+            if not is_allowed_call(node, dialect, allowed):
+                name = _written(node, query.text[span[0] : span[1]])
+                findings.append(_error("SEC.FUNCTION", f"function {name}() is not on "
+                                       f"the SQL allow-list ({dialect}): only pure "
+                                       "built-ins run here (docs/functions.md; an operator may "
+                                       "add it to guard.sql_allowed_functions)", span))  # fmt: skip
+        elif isinstance(node, exp.Operator):
+            operator = str(node.args.get("operator") or "")
+            if not operator.lower().startswith("pg_catalog."):
+                findings.append(_error("SEC.FUNCTION", f"OPERATOR({operator}) runs a function "
+                                       "of its schema's choosing: only pg_catalog operators run "
+                                       "here", span))  # fmt: skip
+        elif not isinstance(node.this, exp.Identifier):
+            continue  # a table function: judged as a function
+        elif _FILE_LIKE.search(node.name or ""):
             findings.append(_error("SEC.PROCEDURE", f"table {node.name!r} names a file or URL; "
                                    "only database tables can be read", span))  # fmt: skip
+        elif is_secret_catalog(node):
+            findings.append(_error("SEC.CATALOG", f"table {node.sql()} is a system catalog that "
+                                   "holds secrets, server settings or other sessions' queries: "
+                                   "not readable here", span))  # fmt: skip
     return findings
 
 
-def _function_name(node: exp.Func) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower()
-    return node.sql_name().lower()
-
-
-def _side_effect(name: str) -> bool:
-    return any(fnmatchcase(name, pattern) for pattern in SIDE_EFFECT_FUNCTIONS)
+def _written(node: exp.Func, text: str) -> str:
+    """sqlglot's name of a call, with its last part as the client wrote it when the node's own
+    span is that word (`generate_series`, not sqlglot's `exploding_generate_series`)."""
+    name = call_name(node)
+    if "start" not in node.meta or not text.isidentifier():
+        return name  # the span is a child's (an operator such as `@@` has no word of its own)
+    qualifier, _, _ = name.rpartition(".")
+    return f"{qualifier}.{text.lower()}" if qualifier else text.lower()
 
 
 def _kind(tree: exp.Expression, text: str) -> str:

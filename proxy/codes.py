@@ -104,6 +104,16 @@ CODES: dict[str, Code] = {
     "SEC.PROCEDURE": Code(
         "error", "a procedure or function that writes, runs code or loads data; unlisted functions"
     ),
+    "SEC.FUNCTION": Code(
+        "error",
+        "a SQL function off the dialect's allow-list of pure built-ins (docs/functions.md): "
+        "large objects, sequences, locks, replication, settings, files, exports, …",
+    ),
+    "SEC.CATALOG": Code(
+        "error",
+        "a SQL system catalog holding secrets, server settings or other sessions' queries "
+        "(`pg_authid`, `pg_stat_activity`, `mysql.user`, …)",
+    ),
     "SEC.UNKNOWN_PROCEDURE": Code(
         "error", "a procedure neither allowed nor served by the proxy (Bolt: ProcedureNotFound)"
     ),

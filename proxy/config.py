@@ -53,6 +53,8 @@ class GuardSettings:
     allowed_procedures: tuple[str, ...] = DEFAULT_ALLOWED_PROCEDURES
     # functions allowed in read-only mode beyond proxy/cypher/functions.py (shell patterns)
     allowed_functions: tuple[str, ...] = ()
+    # SQL functions allowed beyond proxy/sql/functions.py (shell patterns; Cypher's list apart)
+    sql_allowed_functions: tuple[str, ...] = ()
     reciprocity_threshold: float = 0.9
     disable: tuple[str, ...] = ()
     cache_size: int = 4096

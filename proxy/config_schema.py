@@ -94,6 +94,7 @@ class GuardTable(Table):
     default_limit: Off = Field(1000, validate_default=True)  # checked against max_limit
     allowed_procedures: list[str] = list(DEFAULT_ALLOWED_PROCEDURES)
     allowed_functions: list[str] = []
+    sql_allowed_functions: list[str] = []
     reciprocity_threshold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.9
     schema_file: str = Field("", alias="schema")  # `schema` would shadow BaseModel.schema
     discover_schema: bool = True

@@ -24,6 +24,9 @@ class GuardContext:
     # the Cypher dialect of the backend: "falkordb" (dialect shims apply) or "" (Neo4j's)
     dialect: str = ""
     sql_schema: SqlCatalog | None = None  # tables and columns of the SQL backend
+    # the SQL backend's dialect: functions run there, so its allow-list judges them ("": the
+    # backend is not known, `settings.sql_dialect` judges)
+    sql_backend_dialect: str = ""
 
     def options(self, rule: str) -> Mapping[str, Any]:
         """The `[rules.<rule>]` table of the configuration (empty when absent)."""

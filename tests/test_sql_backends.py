@@ -2,7 +2,9 @@
 started here from the distribution's packages (skipped, saying why, when it cannot be).
 
 Blocked queries never reach the database (SQLite's statement trace; PostgreSQL's own
-`log_statement = all` log, and the data unchanged); a misspelt name the guard fixes returns
+`log_statement = all` log, and the data unchanged) — PostgreSQL functions that a read-only
+transaction still runs (large objects, replication slots, …) included, checked on the server;
+ordinary reads with common functions run; a misspelt name the guard fixes returns
 the rows of the hand-written correct query; `/v1/query` with `language: "sql"` end to end.
 """
 
@@ -49,6 +51,88 @@ ATTACKS = [
     "SELECT load_extension('qgmark11')",
     "SELECT 'qgmark12', set_config('default_transaction_read_only', 'off', false)",
 ]
+# functions a PostgreSQL read-only transaction still runs (they persist or leak), secret
+# catalogs and whole-database exports; each carries a marker the server log would show
+PG_ATTACKS = [
+    "SELECT lo_create(0) AS qgmark20",
+    "SELECT lo_from_bytea(0, 'qgmark21')",
+    "SELECT lo_put(:oid, 0, 'qgmark22')",
+    "SELECT lowrite(lo_open(:oid, 131072), 'qgmark23')",
+    "SELECT lo_unlink(:oid) AS qgmark24",
+    "SELECT lo_import('/etc/hostname') AS qgmark25",
+    "SELECT lo_export(:oid, '/tmp/qgmark26')",
+    "SELECT pg_create_physical_replication_slot('qgmark27')",
+    "SELECT * FROM pg_create_logical_replication_slot('qgmark28', 'test_decoding')",
+    "SELECT pg_replication_origin_create('qgmark29')",
+    "SELECT pg_stat_reset() AS qgmark30",
+    "SELECT pg_stat_reset_shared('bgwriter') AS qgmark31",
+    "SELECT pg_create_restore_point('qgmark32')",
+    "SELECT pg_logical_emit_message(true, 'qgmark33', 'x')",
+    "SELECT pg_notify('qgmark34', 'x')",
+    "SELECT set_config('work_mem', '64MB', false) AS qgmark35",
+    "SELECT nextval('qg_seq') AS qgmark36",
+    "SELECT setval('qg_seq', 99) AS qgmark37",
+    "SELECT pg_advisory_lock(1) AS qgmark38",
+    "SELECT * FROM dblink('dbname=postgres', 'SELECT 1') AS qgmark39(x int)",
+    "SELECT pg_read_file('postgresql.conf') AS qgmark40",
+    "SELECT table_to_xml('orders', true, false, 'qgmark41')",
+    "SELECT query_to_xml('SELECT * FROM pg_authid', true, true, 'qgmark42')",
+    "SELECT database_to_xml(true, true, 'qgmark43')",
+    "SELECT schema_to_xml('public', true, true, 'qgmark44')",
+    "SELECT table_to_xmlschema('orders', true, true, 'qgmark45')",
+    "SELECT cursor_to_xml('qgmark46', 1, true, true, '')",
+    "SELECT rolname, rolpassword, 'qgmark47' FROM pg_authid",
+    "SELECT usename, passwd, 'qgmark48' FROM pg_catalog.pg_shadow",
+    "SELECT query, 'qgmark49' FROM pg_stat_activity",
+    "SELECT name, setting, 'qgmark50' FROM pg_settings",
+    "SELECT count(*) AS qgmark51 FROM pg_largeobject_metadata",
+    "SELECT * FROM pg_hba_file_rules WHERE 'qgmark52' <> ''",
+    "SELECT upper(lo_from_bytea(0, 'qgmark53')::text)",
+    "SELECT * FROM public.generate_series(1, 2) AS qgmark54",
+]
+# what those would change, read directly on the server
+PG_STATE = """SELECT (SELECT count(*) FROM pg_largeobject_metadata) AS large_objects,
+  (SELECT count(*) FROM pg_replication_slots) AS slots,
+  (SELECT count(*) FROM pg_replication_origin) AS origins,
+  (SELECT last_value FROM qg_seq) AS sequence,
+  (SELECT stats_reset FROM pg_stat_database WHERE datname = current_database()) AS reset,
+  (SELECT string_agg(lo_get(oid)::text, ',') FROM pg_largeobject_metadata) AS contents"""
+# ordinary reads with common functions, run through the proxy: (backend, query)
+COMMON_READS = [
+    ("postgres", "SELECT lower(companyname) AS l, upper(city) AS u, coalesce(region, '-') AS r, "
+                 "length(companyname) AS n FROM customers ORDER BY customerid LIMIT 3"),
+    ("postgres", "SELECT round(avg(freight)::numeric, 2) AS a, sum(freight) AS s, count(*) AS n "
+                 "FROM orders"),
+    ("postgres", "SELECT date_trunc('month', orderdate::timestamp) AS m, count(*) AS n FROM "
+                 "orders GROUP BY m ORDER BY m LIMIT 3"),
+    ("postgres", "SELECT extract(year FROM orderdate::timestamp) AS y, to_char(orderdate::"
+                 "timestamp, 'YYYY-MM') AS ym FROM orders ORDER BY orderid LIMIT 2"),
+    ("postgres", "SELECT country, string_agg(city, ', ' ORDER BY city) AS cities, "
+                 "array_agg(customerid) AS ids FROM customers GROUP BY country ORDER BY country "
+                 "LIMIT 3"),
+    ("postgres", "SELECT json_build_object('id', shipperid, 'name', companyname)->>'name' AS "
+                 "name, jsonb_build_object('a', jsonb_build_object('b', phone))#>>'{a,b}' AS p, "
+                 "to_jsonb(shipperid)->0 AS j FROM shippers ORDER BY shipperid"),
+    ("postgres", "SELECT orderid, row_number() OVER () AS n, rank() OVER (ORDER BY freight DESC) "
+                 "AS r FROM orders ORDER BY orderid LIMIT 3"),
+    ("postgres", "SELECT nullif(quantityperunit, ''), greatest(unitprice, 10), "
+                 "least(unitprice, 10), CAST(productid AS text) FROM products ORDER BY productid "
+                 "LIMIT 2"),
+    ("postgres", "SELECT table_name, column_name FROM information_schema.columns WHERE "
+                 "table_schema = 'public' ORDER BY table_name, ordinal_position LIMIT 5"),
+    ("sqlite", "SELECT lower(companyName), upper(city), coalesce(region, '-'), ifnull(fax, '?'),"
+               " length(companyName) FROM customers ORDER BY customerID LIMIT 3"),
+    ("sqlite", "SELECT round(avg(freight), 2), sum(freight), total(freight), count(*) FROM "
+               "orders"),
+    ("sqlite", "SELECT strftime('%Y-%m', orderDate) AS m, count(*) FROM orders GROUP BY m "
+               "ORDER BY m LIMIT 3"),
+    ("sqlite", "SELECT country, group_concat(city, ', ') FROM customers GROUP BY country "
+               "ORDER BY country LIMIT 3"),
+    ("sqlite", "SELECT json_extract(json_object('n', companyName), '$.n') FROM shippers "
+               "ORDER BY shipperID"),
+    ("sqlite", "SELECT orderID, row_number() OVER () AS n FROM orders ORDER BY orderID LIMIT 3"),
+    ("sqlite", "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"),
+]  # fmt: skip
 # (misspelt, hand-written correct): the fix must return the correct query's rows
 FIXES = [
     ("SELECT compnyName, cty FROM customers WHERE country = 'Germany' ORDER BY compnyName",
@@ -174,6 +258,65 @@ def test_blocked_queries_never_reach_the_database(database: Database) -> None:
     assert "qgallowed" in log  # the log does record what ran
     assert "qgmark" not in log
     assert database.query("SELECT count(*) AS n FROM orders").rows == before == [[830]]
+
+
+async def _direct(url: str, text: str, *args: Any) -> list[Any]:
+    """A statement run on the server directly, as its superuser (no guard)."""
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        return [tuple(r) for r in await conn.fetch(text, *args)]
+    finally:
+        await conn.close()
+
+
+async def _unguarded(backend: PostgresBackend, text: str) -> list[list[Any]]:
+    """What the proxy's backend (a read-only session) runs when nothing stops the text."""
+    try:
+        return (await backend.run(text))[1]
+    finally:
+        await backend.close()
+
+
+def test_postgres_functions_that_persist_in_read_only_transactions_never_run(
+    postgres: Database,
+) -> None:
+    url = postgres.backend.url
+    _run(_direct(url, "CREATE SEQUENCE IF NOT EXISTS qg_seq"))
+    (oid,) = _run(_direct(url, "SELECT lo_from_bytea(0, 'qgsetup')"))[0]
+    before = _run(_direct(url, PG_STATE))
+    try:
+        for text in PG_ATTACKS:
+            result = postgres.query(text, {"oid": oid} if ":oid" in text else None)
+            assert result.blocked and result.rows == [] and result.query == "", text
+            codes = set(result.verdict.codes) & {"SEC.FUNCTION", "SEC.CATALOG"}
+            assert codes, (text, result.verdict.codes)
+        assert "qgmark" not in postgres.log()
+        assert _run(_direct(url, PG_STATE)) == before  # no object, slot, origin, reset, write
+        # the guard is what stopped them: the same session without it creates and writes
+        backend = PostgresBackend(url)
+        assert _run(_unguarded(backend, "SELECT lo_from_bytea(0, 'qgcontrol')"))
+        _run(_unguarded(backend, "SELECT pg_create_physical_replication_slot('qgcontrol')"))
+        after = _run(_direct(url, PG_STATE))[0]
+        assert after[:2] == (before[0][0] + 1, before[0][1] + 1), (before, after)
+    finally:
+        _run(_direct(url, "SELECT lo_unlink(oid) FROM pg_largeobject_metadata"))
+        _run(_direct(url, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"))
+
+
+@pytest.mark.parametrize(("backend", "text"), COMMON_READS,
+                         ids=[f"{b}-{i}" for i, (b, _) in enumerate(COMMON_READS)])  # fmt: skip
+def test_reads_with_common_functions_run(
+    request: pytest.FixtureRequest, northwind: Path, backend: str, text: str
+) -> None:
+    database = _sqlite(northwind) if backend == "sqlite" else request.getfixturevalue(backend)
+    result = database.query(text)
+    assert not result.blocked and result.error is None, (result.verdict.findings, result.error)
+    # sql_unknown_names does not know SQLite's own sqlite_master (a warning, nothing more)
+    expected = {"LIM.INJECTED", *(["SCH.UNKNOWN_TABLE"] if "sqlite_master" in text else [])}
+    assert set(result.verdict.codes) <= expected, result.verdict.findings
+    assert result.rows
 
 
 @pytest.mark.parametrize("wrong,right", FIXES, ids=["columns", "join", "table"])

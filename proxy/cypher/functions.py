@@ -7,8 +7,8 @@ else — no writes, no loading of files or URLs, no network calls (`genai.vector
 embedding provider the query picks), no running of Cypher text, no sleeping, no access to
 server configuration or other databases.
 
-docs/functions.md is generated from this module (`python -m proxy.cypher.functions`), and a test
-keeps it in step.
+docs/functions.md is generated from this module and proxy/sql/functions.py (SQL's lists)
+(`python -m proxy.cypher.functions > docs/functions.md`), and a test keeps it in step.
 """
 
 from __future__ import annotations
@@ -138,14 +138,17 @@ def is_allowed_function(name: str, extra: Iterable[str] = ()) -> bool:
 
 
 def render_markdown() -> str:
-    """docs/functions.md: every allowed function, by group."""
+    """docs/functions.md: every allowed function, by group (Cypher, then SQL per dialect)."""
+    from proxy.sql.functions import render_markdown as render_sql_markdown  # loads sqlglot
+
     lines = [
         "# Functions allowed in read-only mode",
         "",
-        "Generated from `proxy/cypher/functions.py` by `python -m proxy.cypher.functions`;",
-        "do not edit by hand (tests/test_read_only_show.py checks it is current).",
+        "Generated from `proxy/cypher/functions.py` and `proxy/sql/functions.py` by",
+        "`python -m proxy.cypher.functions > docs/functions.md`; do not edit by hand",
+        "(tests/test_read_only_show.py checks it is current).",
         "",
-        "With `[guard] read_only = true` (the default) a query may call only the functions",
+        "With `[guard] read_only = true` (the default) a Cypher query may call only the functions",
         "below; any other function is blocked with `SEC.PROCEDURE` (\"function X is not on the",
         "allow-list\") unless it matches a shell pattern in `[guard] allowed_functions`.",
         "Names are compared case-insensitively. A pattern ending in `.*` allows a namespace",
@@ -164,7 +167,7 @@ def render_markdown() -> str:
             listed = ", ".join(f"`{n}`" for n in sorted(names, key=str.lower))
             lines.append(f"- **{group}**: {listed}")
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n" + render_sql_markdown()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ class SqlService:
     ) -> None:
         self.guard = guard
         self.backend = backend
+        if backend is not None:  # calls run there: its dialect's function allow-list applies
+            guard.ctx = replace(guard.ctx, sql_backend_dialect=backend.dialect)
         self.repair = repair if repair is not None else RepairSettings()  # `[repair]`
         self._ready = False
         self._lock = asyncio.Lock()
