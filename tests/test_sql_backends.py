@@ -35,6 +35,7 @@ from proxy.pipeline import build_guard
 from proxy.runner import ProxyThread
 from proxy.service import QueryResult, QueryService
 from proxy.sql.service import SqlService
+from tests.test_sql_limits import HUGE_VALUE
 
 # each carries a marker literal, so a database log that ever saw one would show it
 ATTACKS = [
@@ -271,8 +272,9 @@ async def _direct(url: str, text: str, *args: Any) -> list[Any]:
         await conn.close()
 
 
-async def _unguarded(backend: PostgresBackend, text: str) -> list[list[Any]]:
+async def _unguarded(url: str, text: str) -> list[list[Any]]:
     """What the proxy's backend (a read-only session) runs when nothing stops the text."""
+    backend = PostgresBackend(url)  # one per call: a closed backend stays closed
     try:
         return (await backend.run(text))[1]
     finally:
@@ -295,9 +297,8 @@ def test_postgres_functions_that_persist_in_read_only_transactions_never_run(
         assert "qgmark" not in postgres.log()
         assert _run(_direct(url, PG_STATE)) == before  # no object, slot, origin, reset, write
         # the guard is what stopped them: the same session without it creates and writes
-        backend = PostgresBackend(url)
-        assert _run(_unguarded(backend, "SELECT lo_from_bytea(0, 'qgcontrol')"))
-        _run(_unguarded(backend, "SELECT pg_create_physical_replication_slot('qgcontrol')"))
+        assert _run(_unguarded(url, "SELECT lo_from_bytea(0, 'qgcontrol')"))
+        _run(_unguarded(url, "SELECT pg_create_physical_replication_slot('qgcontrol')"))
         after = _run(_direct(url, PG_STATE))[0]
         assert after[:2] == (before[0][0] + 1, before[0][1] + 1), (before, after)
     finally:
@@ -416,7 +417,8 @@ def test_an_endless_recursive_query_stops_at_the_query_timeout(database: Databas
 def test_a_result_over_the_byte_budget_is_refused(database: Database) -> None:
     bounded = _bounded(database, max_bytes=20_000)
     many = bounded.query("SELECT * FROM orders")  # 830 rows of ~150 bytes
-    huge = "SELECT zeroblob(400000000) AS b" if isinstance(database.backend, SqliteBackend) \
+    huge = HUGE_VALUE \
+        if isinstance(database.backend, SqliteBackend) \
         else "SELECT repeat('x', 200000) AS b"  # fmt: skip
     for result in (many, bounded.query(huge)):
         assert result.error is not None and result.rows == []
