@@ -180,6 +180,12 @@ def check_gremlin(address: str) -> None:
 def main() -> int:
     data = Path(tempfile.mkdtemp(prefix="qg-smoke-"))
     os.chdir(data)  # never the checkout: the installed distribution only
+    sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != Path(__file__).parent.parent]
+    import importlib.util
+
+    generic = [n for n in ("proxy", "plugins", "conf", "grammars") if importlib.util.find_spec(n)]
+    if generic or importlib.util.find_spec("query_guard") is None:
+        sys.exit(f"the distribution must install query_guard only; also found: {generic}")
     proc, urls = start_serve(data)
     failed: list[str] = []
     checks = [("bolt", lambda: check_bolt(urls["bolt"])),

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from _common import ROOT
 
-from proxy.bolt import messages as m
-from proxy.bolt.packstream import Structure, packb
+from query_guard.bolt import messages as m
+from query_guard.bolt.packstream import Structure, packb
 
 
 class Proxy:
-    """`python -m proxy serve` with a given `[backend]`; reads its RSS from /proc.
+    """`python -m query_guard serve` with a given `[backend]`; reads its RSS from /proc.
 
     `server` replaces the `[server]` listeners (default: Bolt on a free port), `extra` is
     TOML appended to the configuration, and `listener` the scheme whose printed address
@@ -42,7 +42,7 @@ class Proxy:
         tmp.mkdir(parents=True, exist_ok=True)
         (tmp / "bench.toml").write_text("\n".join(lines) + "\n" + extra)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "proxy", "serve", "--config", str(tmp / "bench.toml")],
+            [sys.executable, "-m", "query_guard", "serve", "--config", str(tmp / "bench.toml")],
             stdout=subprocess.PIPE, stderr=(tmp / "serve.log").open("wb"), text=True,
             cwd=root, env={**os.environ, **env, "PYTHONPATH": str(root)},
         )  # fmt: skip

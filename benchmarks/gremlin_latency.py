@@ -11,8 +11,8 @@ import tomllib
 
 from _common import CORPORA, ROOT, summary_us, table
 
-from proxy.config import parse_config
-from proxy.pipeline import Guard, build_guard
+from query_guard.config import parse_config
+from query_guard.pipeline import Guard, build_guard
 
 SEGRA = tomllib.loads((ROOT / "conf" / "segra-similarity.toml").read_text())["gremlin"]
 

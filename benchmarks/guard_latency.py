@@ -8,8 +8,8 @@ import time
 
 from _common import cypherbench, summary_us, table, text2cypher
 
-from proxy.config import parse_config
-from proxy.pipeline import Guard, build_guard
+from query_guard.config import parse_config
+from query_guard.pipeline import Guard, build_guard
 
 
 def _measure(pairs: list[tuple[str, Guard]]) -> tuple[dict[str, float], dict[str, float]]:

@@ -36,8 +36,8 @@ from _common import percentile, table, write_section  # noqa: E402
 from _overhead_report import SECOND, interpret  # noqa: E402
 from _serve import Baseline, Proxy, idle_rss  # noqa: E402
 
-from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason  # noqa: E402
-from proxy.backends.embedded import EmbeddedFalkorDB  # noqa: E402
+from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason  # noqa: E402
+from query_guard.backends.embedded import EmbeddedFalkorDB  # noqa: E402
 
 SMALL_READ = (
     "MATCH (m:Movie {title: $title}) RETURN m.title AS title, m.released AS released LIMIT 10"

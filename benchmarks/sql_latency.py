@@ -20,9 +20,9 @@ from dataclasses import replace
 
 from _common import ROOT, summary_us, table, write_section
 
-from proxy.config import parse_config
-from proxy.pipeline import Guard, build_guard
-from proxy.sql.catalog import SqlCatalog
+from query_guard.config import parse_config
+from query_guard.pipeline import Guard, build_guard
+from query_guard.sql.catalog import SqlCatalog
 
 DATA = ROOT / "tests" / "data" / "spider"
 HEADING = "## SQL guard latency"

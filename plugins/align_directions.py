@@ -17,12 +17,12 @@ Example (schema `(Person, WORKS_AT, Organization)`)::
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.cypher.patterns import admissible_types, endpoint_labels, flip_edits, read_hops
-from proxy.cypher.query import CypherQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
-from proxy.schema import SchemaCatalog
+from query_guard.context import GuardContext
+from query_guard.cypher.patterns import admissible_types, endpoint_labels, flip_edits, read_hops
+from query_guard.cypher.query import CypherQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
+from query_guard.schema import SchemaCatalog
 
 
 @hookimpl

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import re
 
-from proxy.context import GuardContext
-from proxy.cypher.lexical import segments
-from proxy.cypher.query import CypherQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
-from proxy.sql.query import SqlQuery, unsafe_names
-from proxy.unsafe_chars import UNSAFE, describe
+from query_guard.context import GuardContext
+from query_guard.cypher.lexical import segments
+from query_guard.cypher.query import CypherQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
+from query_guard.sql.query import SqlQuery, unsafe_names
+from query_guard.unsafe_chars import UNSAFE, describe
 
 CODE = "SEC.AMBIGUOUS_TEXT"
 _LINE_BREAKS = "\r\x0b\x0c\x85\u2028\u2029"

@@ -15,9 +15,9 @@ Served (`[compat] procedures = "proxy"`, the default): `dbms.components`, `db.la
 `apoc.schema.nodes`, `apoc.schema.relationships`, and `SHOW CONSTRAINTS | INDEXES |
 PROCEDURES | FUNCTIONS` (with YIELD / ORDER BY / SKIP / LIMIT / WHERE / RETURN; a kind such as
 `SHOW VECTOR INDEXES` lists that kind) — Neo4j's column names and value shapes (see
-`proxy.compat.procedures`). Indexes and constraints are those discovery read from the
+`query_guard.compat.procedures`). Indexes and constraints are those discovery read from the
 database (FalkorDB `db.indexes()` / `db.constraints()`, a Bolt backend's own SHOW; see
-`proxy.compat.indexes`), e.g. on FalkorDB after `CREATE INDEX FOR (p:Person) ON (p.name)`:
+`query_guard.compat.indexes`), e.g. on FalkorDB after `CREATE INDEX FOR (p:Person) ON (p.name)`:
 
     SHOW INDEXES YIELD name, type, labelsOrTypes, properties
     → name 'range_Person_name', type 'RANGE', labelsOrTypes ['Person'], properties ['name']
@@ -32,17 +32,17 @@ beside `SEC.WRITE`, on a read-only endpoint with the default `"error"`: how to a
 
 from __future__ import annotations
 
-from proxy.compat.indexes import shown
-from proxy.compat.procedures import PROCEDURES, SHOW_COMMANDS
-from proxy.compat.rewrite import ROW, UnknownColumn, any_property_edits, call_edit, show_edit
-from proxy.compat.served import acknowledged, idempotent
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
-from proxy.cypher.statement import is_explain
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
-from proxy.schema import SchemaCatalog
+from query_guard.compat.indexes import shown
+from query_guard.compat.procedures import PROCEDURES, SHOW_COMMANDS
+from query_guard.compat.rewrite import ROW, UnknownColumn, any_property_edits, call_edit, show_edit
+from query_guard.compat.served import acknowledged, idempotent
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
+from query_guard.cypher.statement import is_explain
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
+from query_guard.schema import SchemaCatalog
 
 _EMPTY = SchemaCatalog({}, ())
 

@@ -15,13 +15,13 @@ Example (schema `(Person, ACTED_IN, Movie)`)::
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.patterns import endpoint_labels, quote_name, read_hops, similarity
-from proxy.cypher.query import CypherQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
-from proxy.options import Option
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.patterns import endpoint_labels, quote_name, read_hops, similarity
+from query_guard.cypher.query import CypherQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
+from query_guard.options import Option
 
 OPTIONS = {
     "min_similarity": Option(

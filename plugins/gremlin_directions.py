@@ -3,7 +3,7 @@
 
 The schema is `[gremlin.schema] edges = [[from, edge, to], …]` when configured, else the
 schema catalog (`--schema`, discovery). The rule follows each chain and keeps the labels the
-current vertex may have (`proxy.gremlin.labels`): `hasLabel` / `has(label, k, v)` set them,
+current vertex may have (`query_guard.gremlin.labels`): `hasLabel` / `has(label, k, v)` set them,
 filters keep them, hops move them along the declared edges
 (`g.V().hasLabel('case').out('hasReason')` is on `reason` vertices); they survive
 `repeat(...)` (every label its body reaches), `where(...)` and `as('a')…select('a')`, and
@@ -20,15 +20,15 @@ without a fix. Findings are warnings.
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.gremlin.ast import Step
-from proxy.gremlin.edits import rename_step
-from proxy.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
-from proxy.gremlin.language import GremlinQuery
-from proxy.gremlin.similarity import gremlin_settings
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
-from proxy.schema import SchemaCatalog
+from query_guard.context import GuardContext
+from query_guard.gremlin.ast import Step
+from query_guard.gremlin.edits import rename_step
+from query_guard.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.gremlin.similarity import gremlin_settings
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
+from query_guard.schema import SchemaCatalog
 
 
 @hookimpl

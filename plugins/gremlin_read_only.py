@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from proxy.context import GuardContext
-from proxy.gremlin.ast import Step, Strategy, String
-from proxy.gremlin.language import GremlinQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
-from proxy.options import Option
+from query_guard.context import GuardContext
+from query_guard.gremlin.ast import Step, Strategy, String
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
+from query_guard.options import Option
 
 RULE = "gremlin_read_only"
 OPTIONS = {

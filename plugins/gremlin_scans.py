@@ -26,14 +26,14 @@ No fix is proposed: the rule cannot guess which vertices were meant.
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.gremlin.ast import Enum, Step, String, Traversal
-from proxy.gremlin.edits import is_local, nested_traversals, string_args
-from proxy.gremlin.language import GremlinQuery
-from proxy.gremlin.similarity import gremlin_settings
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
-from proxy.options import Option
+from query_guard.context import GuardContext
+from query_guard.gremlin.ast import Enum, Step, String, Traversal
+from query_guard.gremlin.edits import is_local, nested_traversals, string_args
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.gremlin.similarity import gremlin_settings
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
+from query_guard.options import Option
 
 RULE = "gremlin_scans"
 OPTIONS = {

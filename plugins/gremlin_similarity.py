@@ -1,6 +1,6 @@
 """Gremlin similarity walks — SEGRA's properties P1-P4 on a parsed traversal (DESIGN §5).
 
-Driven by `[gremlin.similarity]` (see `proxy.gremlin.similarity`): `edges` maps each
+Driven by `[gremlin.similarity]` (see `query_guard.gremlin.similarity`): `edges` maps each
 similarity label e to Φ(e), the within-case edge that reaches the vertices e connects
 (`similarReason -> hasReason`). A *similarity step* is `bothE/outE/inE/both/out/in` naming a
 similarity label. Every chain is checked, anonymous traversals included ("earlier" for P3
@@ -46,20 +46,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from proxy.context import GuardContext
-from proxy.gremlin.ast import Literal, Predicate, Step, String, Traversal
-from proxy.gremlin.edits import (
+from query_guard.context import GuardContext
+from query_guard.gremlin.ast import Literal, Predicate, Step, String, Traversal
+from query_guard.gremlin.edits import (
     insert_after,
     insert_before,
     nested_traversals,
     replace_node,
     string_args,
 )
-from proxy.gremlin.language import GremlinQuery
-from proxy.gremlin.printer import quote
-from proxy.gremlin.similarity import SimilaritySettings, gremlin_settings
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.gremlin.printer import quote
+from query_guard.gremlin.similarity import SimilaritySettings, gremlin_settings
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
 
 EDGE_STEPS = frozenset({"bothE", "outE", "inE"})
 VERTEX_STEPS = frozenset({"both", "out", "in"})

@@ -21,13 +21,13 @@ Example::
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.gremlin.ast import Step
-from proxy.gremlin.edits import rename_step, string_args
-from proxy.gremlin.language import GremlinQuery
-from proxy.gremlin.similarity import gremlin_settings
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
+from query_guard.context import GuardContext
+from query_guard.gremlin.ast import Step
+from query_guard.gremlin.edits import rename_step, string_args
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.gremlin.similarity import gremlin_settings
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
 
 _EDGE_STEPS = {"outE": "bothE", "inE": "bothE"}
 _VERTEX_STEPS = {"out": "both", "in": "both"}

@@ -15,12 +15,12 @@ Example (default_limit 1000)::
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
-from proxy.cypher.statement import is_explain
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
+from query_guard.cypher.statement import is_explain
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
 
 AGGREGATES = frozenset(
     {

@@ -48,15 +48,15 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from plugins.admin_commands import is_admin
-from proxy.compat.served import answered
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.functions import is_allowed_function
-from proxy.cypher.query import CypherQuery
-from proxy.cypher.statement import is_explain
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
+from query_guard.compat.served import answered
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.functions import is_allowed_function
+from query_guard.cypher.query import CypherQuery
+from query_guard.cypher.statement import is_explain
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
+from query_guard.rules.admin_commands import is_admin
 
 _WRITES: dict[type, str] = {
     ast.Create: "CREATE",

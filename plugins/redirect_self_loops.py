@@ -15,11 +15,11 @@ Example (KNOWS reciprocity 1.0)::
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.cypher.patterns import admissible_types, endpoint_labels, read_hops
-from proxy.cypher.query import CypherQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
+from query_guard.context import GuardContext
+from query_guard.cypher.patterns import admissible_types, endpoint_labels, read_hops
+from query_guard.cypher.query import CypherQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
 
 
 @hookimpl

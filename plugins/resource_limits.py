@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import re
 
-from proxy.context import GuardContext
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
+from query_guard.context import GuardContext
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
 
 # One alternation, left to right: things whose brackets do not count (strings, quoted
 # names, comments — an unterminated one runs to the end of the text), then what nests.

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from proxy.context import GuardContext
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
-from proxy.sql.query import SqlQuery, SqlStatement
+from query_guard.context import GuardContext
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
+from query_guard.sql.query import SqlQuery, SqlStatement
 
 LIMIT_DIALECTS = frozenset(
     {"postgres", "sqlite", "mysql", "duckdb", "bigquery", "snowflake", "spark", "databricks",

@@ -54,11 +54,11 @@ import re
 
 from sqlglot import exp
 
-from proxy.context import GuardContext
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
-from proxy.sql.functions import call_name, is_allowed_call, is_secret_catalog
-from proxy.sql.query import SqlQuery, SqlStatement
+from query_guard.context import GuardContext
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
+from query_guard.sql.functions import call_name, is_allowed_call, is_secret_catalog
+from query_guard.sql.query import SqlQuery, SqlStatement
 
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
         exp.TruncateTable, exp.Copy)  # fmt: skip

@@ -14,13 +14,13 @@ properties at all. Patterns of CREATE / MERGE are not checked (they may add new 
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.patterns import closest, positive_names
-from proxy.cypher.query import CypherQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Finding, Severity
-from proxy.schema import SchemaCatalog
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.patterns import closest, positive_names
+from query_guard.cypher.query import CypherQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Finding, Severity
+from query_guard.schema import SchemaCatalog
 
 
 @hookimpl

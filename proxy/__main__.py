@@ -1,5 +1,5 @@
-"""`python -m proxy` is the `query-guard` command."""
+"""`python -m query_guard` is the `query-guard` command."""
 
-from proxy.cli import main
+from query_guard.cli import main
 
 raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 Everything a rule plugin needs, from one import::
 
-    from proxy.api import Edit, Finding, Option, Severity, hookimpl
+    from query_guard.api import Edit, Finding, Option, Severity, hookimpl
 
     OPTIONS = {"replacement": Option(str, "", "what RETURN * becomes ('' = report only)")}
 
@@ -10,7 +10,7 @@ Everything a rule plugin needs, from one import::
     def guard_cypher(query, ctx):
         ...
 
-Hooks (`proxy.hookspecs`): `guard_text(text, language, ctx)`, `guard_cypher(query, ctx)`,
+Hooks (`query_guard.hookspecs`): `guard_text(text, language, ctx)`, `guard_cypher(query, ctx)`,
 `guard_gremlin(traversal, ctx)`, `guard_repair(request, ctx)`. A rule is registered through
 the entry-point group `query_guard`; `query-guard rules` lists what is installed.
 Context accessors: `ctx.schema` (the catalog or None), `ctx.settings` (`GuardSettings`),
@@ -19,12 +19,12 @@ Context accessors: `ctx.schema` (the catalog or None), `ctx.settings` (`GuardSet
 
 from __future__ import annotations
 
-from proxy.context import GuardContext
-from proxy.cypher.query import CypherQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity, Verdict
-from proxy.options import Option
-from proxy.schema import SchemaCatalog
+from query_guard.context import GuardContext
+from query_guard.cypher.query import CypherQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity, Verdict
+from query_guard.options import Option
+from query_guard.schema import SchemaCatalog
 
 API_VERSION = 1
 

@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from proxy.errors import ConfigError
+from query_guard.errors import ConfigError
 
 SCHEME = "scrypt"
 N, R, P = 2**14, 8, 1  # scrypt cost: ~16 MB and tens of ms per check

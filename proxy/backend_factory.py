@@ -1,5 +1,5 @@
 """The backends for the `[backend]` URLs: for `cypher`, FalkorDB over RESP or a Bolt server
-through our relay client (`proxy.backends.bolt_relay`), with the configured credentials and
+through our relay client (`query_guard.backends.bolt_relay`), with the configured credentials and
 TLS; for `sql`, SQLite or PostgreSQL."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from proxy.config import Config
-from proxy.errors import ConfigError
-from proxy.sql.backend import SqlBackend
-from proxy.tls import upstream_tls
+from query_guard.config import Config
+from query_guard.errors import ConfigError
+from query_guard.sql.backend import SqlBackend
+from query_guard.tls import upstream_tls
 
 CREDENTIAL_MODES = ("passthrough", "configured")
 
@@ -22,7 +22,7 @@ def make_backend(url: str, config: Config) -> Any:
     scheme = url.split("://", 1)[0].lower()
     read_only = config.guard.read_only
     if scheme in ("falkordb", "falkor", "redis"):
-        from proxy.backends.falkordb import FalkorDBBackend
+        from query_guard.backends.falkordb import FalkorDBBackend
 
         timeout = int(config.limits.get("query_timeout_ms", 0))
         return FalkorDBBackend(url, read_only=read_only, query_timeout_ms=timeout or None)
@@ -37,7 +37,7 @@ def make_backend(url: str, config: Config) -> Any:
             "passthrough": mode == "passthrough",
             "query_timeout_ms": int(config.limits.get("query_timeout_ms", 0)),
         }
-        from proxy.backends.bolt_relay import BoltRelayBackend
+        from query_guard.backends.bolt_relay import BoltRelayBackend
 
         return BoltRelayBackend(url, tls=upstream_tls(url, config), **options)
     raise ConfigError("backend.cypher", f"unsupported URL scheme {scheme!r}")
@@ -76,17 +76,17 @@ def make_sql_backend(
     if url == "off":
         return None
     if url == "":
-        from proxy.backends.sql_sqlite import SqliteBackend, northwind_path
+        from query_guard.backends.sql_sqlite import SqliteBackend, northwind_path
 
         return SqliteBackend(northwind_path(Path(data_dir)), northwind=True, **bounds)
     if url.startswith("sqlite:"):
-        from proxy.backends.sql_sqlite import SqliteBackend
+        from query_guard.backends.sql_sqlite import SqliteBackend
 
         path = url.removeprefix("sqlite:").removeprefix("//")
         return SqliteBackend(Path(path), **bounds)
     if url.startswith(("postgresql://", "postgres://")):
         try:
-            from proxy.backends.sql_postgres import PostgresBackend
+            from query_guard.backends.sql_postgres import PostgresBackend
         except ModuleNotFoundError as exc:  # asyncpg: the `postgres` extra
             raise ConfigError(
                 "backend.sql", f"PostgreSQL needs the postgres extra ({exc}): "

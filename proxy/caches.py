@@ -9,7 +9,7 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from proxy.model import Verdict
+from query_guard.model import Verdict
 
 PARSE_ENTRIES = 1024  # parses cached at most
 PARSE_COST = 50  # bytes of a parse per character of its text (measured: ~42)

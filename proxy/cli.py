@@ -8,14 +8,14 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from proxy import __version__
-from proxy.config import Config, load_config
-from proxy.context import GuardContext
-from proxy.errors import QueryGuardError
-from proxy.model import Action, Verdict
-from proxy.pipeline import Guard, build_guard
-from proxy.plugins import builtin_rule_names
-from proxy.schema import SchemaCatalog
+from query_guard import __version__
+from query_guard.config import Config, load_config
+from query_guard.context import GuardContext
+from query_guard.errors import QueryGuardError
+from query_guard.model import Action, Verdict
+from query_guard.pipeline import Guard, build_guard
+from query_guard.plugins import builtin_rule_names
+from query_guard.schema import SchemaCatalog
 
 EXIT_OK, EXIT_BLOCKED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -136,7 +136,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _with_dialect(config: Config, dialect: str) -> Config:
     from dataclasses import replace
 
-    from proxy.config import parse_config
+    from query_guard.config import parse_config
 
     parse_config({"guard": {"sql_dialect": dialect}})  # validates the name (ConfigError)
     return replace(config, guard=replace(config.guard, sql_dialect=dialect))
@@ -214,8 +214,8 @@ def _print_human(verdict: Verdict, out: IO[str]) -> None:
 def _cmd_schema(args: argparse.Namespace) -> int:
     import asyncio
 
-    from proxy.backends.base import BackendError
-    from proxy.discovery import discover_from_uri, write_schema_json
+    from query_guard.backends.base import BackendError
+    from query_guard.discovery import discover_from_uri, write_schema_json
 
     uri = _with_credentials(args.uri, args.user, args.password_env)
     try:
@@ -251,7 +251,7 @@ def _with_credentials(uri: str, user: str | None, password_env: str | None) -> s
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    from proxy.rules_listing import list_rules, render
+    from query_guard.rules_listing import list_rules, render
 
     rules = list_rules(build_guard(load_config(args.config)).pm)
     if args.json:
@@ -265,7 +265,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from proxy.runner import serve_stdio
+    from query_guard.runner import serve_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     asyncio.run(serve_stdio(load_config(args.config)))
@@ -273,13 +273,13 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from proxy.runner import serve
+    from query_guard.runner import serve
 
     return serve(load_config(args.config))
 
 
 def _cmd_hash_password(args: argparse.Namespace) -> int:
-    from proxy.auth import hash_password
+    from query_guard.auth import hash_password
 
     if sys.stdin.isatty():
         import getpass

@@ -2,7 +2,7 @@
 
 A test keeps this table, the code and the page in step: each code literal in `proxy/` and
 `plugins/` is listed here, each code listed here is emitted somewhere, and `docs/codes.md` is
-exactly `render()`. Regenerate the page with `python -m proxy.codes > docs/codes.md`.
+exactly `render()`. Regenerate the page with `python -m query_guard.codes > docs/codes.md`.
 Codes a tier-2 repair plugin names (an LLM's `ERROR: AGG.DISTINCT`) come from its reply and
 are not listed one by one: their families are.
 """
@@ -154,9 +154,9 @@ def render() -> str:
     lines = [
         "# Finding codes",
         "",
-        "Generated from `proxy/codes.py` (`python -m proxy.codes > docs/codes.md`); a test keeps",
-        "this page, that table and the codes the code emits in step. Severity is the usual one:",
-        "`error` blocks the query (nothing reaches the database).",
+        "Generated from `proxy/codes.py` (`python -m query_guard.codes > docs/codes.md`); a test",
+        "keeps this page, that table and the codes the code emits in step. Severity is the usual",
+        "one: `error` blocks the query (nothing reaches the database).",
         "",
         "| family | about |",
         "|---|---|",

@@ -18,8 +18,8 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import ValidationError
 
-from proxy.config_locate import KeyPath, locate
-from proxy.config_schema import (
+from query_guard.config_locate import KeyPath, locate
+from query_guard.config_schema import (
     DEFAULT_ALLOWED_PROCEDURES,
     ConfigFile,
     Table,
@@ -29,7 +29,7 @@ from proxy.config_schema import (
     keys_of,
     table_model,
 )
-from proxy.errors import ConfigError
+from query_guard.errors import ConfigError
 
 __all__ = [
     "DEFAULT_ALLOWED_PROCEDURES", "DEFAULT_GRAPH", "HOME_ALIASES", "CompatSettings", "Config",

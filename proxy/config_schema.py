@@ -29,7 +29,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from proxy.config_locate import KeyPath
+from query_guard.config_locate import KeyPath
 
 DEFAULT_ALLOWED_PROCEDURES: tuple[str, ...] = (
     "db.labels",

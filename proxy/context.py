@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.config import CompatSettings, GuardSettings
-from proxy.schema import SchemaCatalog
-from proxy.sql.catalog import SqlCatalog
+from query_guard.config import CompatSettings, GuardSettings
+from query_guard.schema import SchemaCatalog
+from query_guard.sql.catalog import SqlCatalog
 
 
 @dataclass(frozen=True)

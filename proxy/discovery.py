@@ -13,8 +13,8 @@ from itertools import product
 from typing import IO, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from proxy.backends.base import Backend, Duration, Point, collect
-from proxy.compat.indexes import discover_indexes
+from query_guard.backends.base import Backend, Duration, Point, collect
+from query_guard.compat.indexes import discover_indexes
 
 DEFAULT_SAMPLE = 1000
 VALUES_PER_KEY = 5  # entities whose value of a key is typed
@@ -191,11 +191,11 @@ def backend_for_uri(uri: str) -> Backend:
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     if scheme in FALKORDB_SCHEMES:
-        from proxy.backends.falkordb import FalkorDBBackend
+        from query_guard.backends.falkordb import FalkorDBBackend
 
         return FalkorDBBackend(uri)
     if scheme in BOLT_SCHEMES:
-        from proxy.backends.bolt_relay import BoltRelayBackend
+        from query_guard.backends.bolt_relay import BoltRelayBackend
 
         auth = None
         if parts.username is not None:

@@ -3,7 +3,7 @@ has no fields and no records; its summary carries the query type from the guard'
 (`r`, `w`, `rw`, `s` — what clients such as neo4j-graphrag's Text2CypherRetriever check before
 running a query) and the backend's plan when the backend has a plan-only command (FalkorDB's
 `GRAPH.EXPLAIN`; Bolt upstreams get `EXPLAIN …`). Parameters need no values. The fronts that
-answer whole results (`proxy.service`) answer an EXPLAIN with no rows, without a plan."""
+answer whole results (`query_guard.service`) answer an EXPLAIN with no rows, without a plan."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import logging
 import re
 from typing import Any
 
-from proxy.backends.base import BackendError, ResultSummary
-from proxy.model import Verdict
+from query_guard.backends.base import BackendError, ResultSummary
+from query_guard.model import Verdict
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The Gremlin side of one `ProxyServer`: its backend (a remote Gremlin Server, bytecode only,
 or the embedded graphersal), a guard with that graph's own catalog, and the repair settings;
-`route()` hands them to the runner (`proxy.run.gremlin`), which every front calls."""
+`route()` hands them to the runner (`query_guard.run.gremlin`), which every front calls."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from proxy.config import Config
-from proxy.errors import ConfigError
-from proxy.gremlin.similarity import gremlin_settings
-from proxy.pipeline import Guard, build_guard
-from proxy.repair.model import RepairSettings
-from proxy.run.gremlin import GremlinExecution
-from proxy.run.guards import LanguageGuard
-from proxy.run.limits import Limits
-from proxy.run.runner import Route
-from proxy.schema import SchemaCatalog
+from query_guard.config import Config
+from query_guard.errors import ConfigError
+from query_guard.gremlin.similarity import gremlin_settings
+from query_guard.pipeline import Guard, build_guard
+from query_guard.repair.model import RepairSettings
+from query_guard.run.gremlin import GremlinExecution
+from query_guard.run.guards import LanguageGuard
+from query_guard.run.limits import Limits
+from query_guard.run.runner import Route
+from query_guard.schema import SchemaCatalog
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class GremlinService:
 async def _backend(config: Config) -> Any:
     url = str(config.backend["gremlin"])
     if url:
-        from proxy.backends.gremlin_remote import RemoteGremlinBackend
+        from query_guard.backends.gremlin_remote import RemoteGremlinBackend
 
         env = str(config.backend["gremlin_password_env"])
         if env and env not in os.environ:
@@ -80,7 +80,7 @@ async def _backend(config: Config) -> Any:
             username=str(config.backend["gremlin_user"]),
             password=os.environ.get(env, "") if env else "",
         )
-    from proxy.backends.graphersal import GraphersalBackend
+    from query_guard.backends.graphersal import GraphersalBackend
 
     data_dir = Path(str(config.server["data_dir"])).expanduser() / "graphersal"
     data = [str(p) for p in config.backend["gremlin_data"]]

@@ -4,7 +4,7 @@ per finding family, written generically so they hold for any graph."""
 
 from __future__ import annotations
 
-from proxy.schema import SchemaCatalog
+from query_guard.schema import SchemaCatalog
 
 RULES: tuple[tuple[str, str], ...] = (
     ("DIR", "Draw every arrow the way the schema lists the relationship: "
@@ -25,7 +25,7 @@ RULES: tuple[tuple[str, str], ...] = (
 
 
 def context_text(schema: SchemaCatalog | None, samples: str = "") -> str:
-    """The whole grounding context as text (`samples`: `proxy.samples.samples_text`)."""
+    """The whole grounding context as text (`samples`: `query_guard.samples.samples_text`)."""
     parts = [schema_text(schema)]
     notes = reciprocity_notes(schema)
     if notes:

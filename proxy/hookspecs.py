@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from proxy.context import GuardContext
-    from proxy.cypher.query import CypherQuery
-    from proxy.model import Finding
-    from proxy.repair.model import RepairRequest
+    from query_guard.context import GuardContext
+    from query_guard.cypher.query import CypherQuery
+    from query_guard.model import Finding
+    from query_guard.repair.model import RepairRequest
 
 hookspec = pluggy.HookspecMarker("query_guard")
 hookimpl = pluggy.HookimplMarker("query_guard")
@@ -49,12 +49,13 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding] | None:
 
 @hookspec
 def guard_gremlin(traversal: Any, ctx: GuardContext) -> list[Finding] | None:
-    """Check a parsed Gremlin traversal (``proxy.gremlin``); return findings with span edits."""
+    """Check a parsed Gremlin traversal (``query_guard.gremlin``); return findings with span
+    edits."""
 
 
 @hookspec
 def guard_sql(query: Any, ctx: GuardContext) -> list[Finding] | None:
-    """Check parsed SQL (``proxy.sql.query.SqlQuery``: statements as sqlglot trees with their
+    """Check parsed SQL (``query_guard.sql.query.SqlQuery``: statements as sqlglot trees with their
     spans, and the dialect); return findings with span edits."""
 
 
@@ -69,10 +70,10 @@ def guard_repair(request: RepairRequest, ctx: GuardContext) -> Any:
     in hook order; the first implementation returning a candidate wins. Whatever it returns is
     guarded again before it runs (a repair can never introduce a write).
 
-    :param request: ``proxy.repair.model.RepairRequest`` — the failed query, the database
+    :param request: ``query_guard.repair.model.RepairRequest`` — the failed query, the database
         error (None for an empty result), the client's question when sent, literal grounding
         notes, the attempts so far and the query parameters
     :param ctx: schema catalog and guard settings
-    :return: a ``proxy.repair.model.RepairCandidate`` (query, §7 code, cause), a query string, None
-        (no idea), or an awaitable of one of these (an LLM call)
+    :return: a ``query_guard.repair.model.RepairCandidate`` (query, §7 code, cause), a query
+        string, None (no idea), or an awaitable of one of these (an LLM call)
     """

@@ -1,6 +1,6 @@
 """How the guard pipeline handles one query language: its parser, its rule hook and its
 canonical printer (`Language`). Each language package builds its own (`cypher.language`,
-`gremlin.language`, `sql.language`); `proxy.pipeline.default_languages` collects them."""
+`gremlin.language`, `sql.language`); `query_guard.pipeline.default_languages` collects them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.model import Edit, Finding
+from query_guard.model import Edit, Finding
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_origin
 
 from pydantic import Field, ValidationError, create_model
 
-from proxy.config_schema import Table, describe, dotted
-from proxy.errors import ConfigError
+from query_guard.config_schema import Table, describe, dotted
+from query_guard.errors import ConfigError
 
 if TYPE_CHECKING:
     import pluggy
 
-    from proxy.config import Config
+    from query_guard.config import Config
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def declared_options(plugin: object) -> Mapping[str, Option] | None:
 def typed_rule_options(pm: pluggy.PluginManager, cfg: Config) -> dict[str, Mapping[str, Any]]:
     """Each registered rule's `[rules.<name>]` table, validated and typed by its `OPTIONS`; a
     table for a rule that is not installed is an error naming it (with the file line)."""
-    from proxy.plugins import builtin_rule_names, known_rule_names
+    from query_guard.plugins import builtin_rule_names, known_rule_names
 
     known, builtin = known_rule_names(pm), set(builtin_rule_names())
     out: dict[str, Mapping[str, Any]] = dict(cfg.rules)

@@ -17,12 +17,12 @@ from typing import Any
 import pluggy
 from cachetools import LRUCache
 
-from proxy.caches import verdict_cache
-from proxy.context import GuardContext
-from proxy.cypher.language import cypher_language
-from proxy.hookcalls import PerPluginCalls
-from proxy.language import Language
-from proxy.model import Action, Edit, Finding, Severity, Verdict, apply_edits
+from query_guard.caches import verdict_cache
+from query_guard.context import GuardContext
+from query_guard.cypher.language import cypher_language
+from query_guard.hookcalls import PerPluginCalls
+from query_guard.language import Language
+from query_guard.model import Action, Edit, Finding, Severity, Verdict, apply_edits
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +37,8 @@ FAIL_CLOSED_RULES = frozenset(
 
 
 def default_languages(sql_dialect: str = "postgres") -> dict[str, Language]:
-    from proxy.gremlin.language import gremlin_language  # sqlglot and the Gremlin parser load
-    from proxy.sql.language import sql_language  # only when a guard is built
+    from query_guard.gremlin.language import gremlin_language  # sqlglot and the Gremlin parser load
+    from query_guard.sql.language import sql_language  # only when a guard is built
 
     return {
         "cypher": cypher_language(),
@@ -224,7 +224,7 @@ class Guard:
         return self._call("guard_text", {"text": text, "language": language, "ctx": self.ctx})
 
     def _call(self, hook_name: str, kwargs: dict[str, Any]) -> list[Finding]:
-        """Call the hook through pluggy (`proxy.hookcalls`), tagging findings with their rule.
+        """Call the hook through pluggy (`query_guard.hookcalls`), tagging findings with their rule.
 
         A rule that raises or returns something other than findings must not take the proxy
         down: its failure becomes a finding — an error (the query is blocked: fail closed) for
@@ -349,9 +349,9 @@ def build_guard(
     skip_broken: bool = False,
 ) -> Guard:
     """A Guard from a validated `Config` (None: defaults), a schema catalog and plugin choices."""
-    from proxy.config import parse_config
-    from proxy.options import typed_rule_options
-    from proxy.plugins import build_plugin_manager
+    from query_guard.config import parse_config
+    from query_guard.options import typed_rule_options
+    from query_guard.plugins import build_plugin_manager
 
     cfg = config if config is not None else parse_config({})
     pm = build_plugin_manager(
@@ -360,8 +360,8 @@ def build_guard(
         entry_points=entry_points,
         skip_broken=skip_broken and cfg.guard.on_rule_error == "warn",
     )
-    from proxy.compat.procedures import SERVED_PROCEDURES
-    from proxy.compat.served import dialect_of
+    from query_guard.compat.procedures import SERVED_PROCEDURES
+    from query_guard.compat.served import dialect_of
 
     serving = cfg.compat.procedures == "proxy" and not pm.is_blocked("compat_procedures")
     ctx = GuardContext(

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 
 import pluggy
 
-from proxy import hookspecs
-from proxy.errors import PluginError
-from proxy.hookcalls import wrapper_hooks
+from query_guard import hookspecs
+from query_guard.errors import PluginError
+from query_guard.hookcalls import wrapper_hooks
 
 ENTRY_POINT_GROUP = "query_guard"
 
@@ -23,36 +23,36 @@ log = logging.getLogger(__name__)
 # Rule order is DESIGN §4/§5 order; pluggy calls the last registered first, so the
 # manager registers them reversed. Third-party plugins (registered later) run before them.
 BUILTIN_RULES: tuple[str, ...] = (
-    "plugins.resource_limits",  # first: nothing else may see an oversized or deep query
-    "plugins.ambiguous_text",
-    "plugins.fences",
-    "plugins.falkordb_dialect",
-    "plugins.compat_procedures",
-    "plugins.fix_rel_types",
-    "plugins.align_directions",
-    "plugins.redirect_self_loops",
-    "plugins.read_only",
-    "plugins.admin_commands",
-    "plugins.databases",
-    "plugins.limits",
-    "plugins.unknown_names",
-    "plugins.gremlin_read_only",
-    "plugins.gremlin_scans",
-    "plugins.gremlin_directions",
-    "plugins.gremlin_symmetric",
-    "plugins.gremlin_similarity",
-    "plugins.gremlin_limits",
-    "plugins.sql_read_only",
-    "plugins.sql_limits",
-    "plugins.sql_unknown_names",
+    "query_guard.rules.resource_limits",  # first: nothing else may see an oversized or deep query
+    "query_guard.rules.ambiguous_text",
+    "query_guard.rules.fences",
+    "query_guard.rules.falkordb_dialect",
+    "query_guard.rules.compat_procedures",
+    "query_guard.rules.fix_rel_types",
+    "query_guard.rules.align_directions",
+    "query_guard.rules.redirect_self_loops",
+    "query_guard.rules.read_only",
+    "query_guard.rules.admin_commands",
+    "query_guard.rules.databases",
+    "query_guard.rules.limits",
+    "query_guard.rules.unknown_names",
+    "query_guard.rules.gremlin_read_only",
+    "query_guard.rules.gremlin_scans",
+    "query_guard.rules.gremlin_directions",
+    "query_guard.rules.gremlin_symmetric",
+    "query_guard.rules.gremlin_similarity",
+    "query_guard.rules.gremlin_limits",
+    "query_guard.rules.sql_read_only",
+    "query_guard.rules.sql_limits",
+    "query_guard.rules.sql_unknown_names",
 )
 
 # Built-in repair plugins (DESIGN §6 `guard_repair`). They are stateful (endpoint settings),
 # so each module exposes `from_config(repair_table) -> plugin | None` and
-# `proxy.repair.repairer.build_repairer` registers the instance on the guard's plugin manager
+# `query_guard.repair.repairer.build_repairer` registers the instance on the guard's plugin manager
 # only when configured; they implement no rule hook, so Cypher rule behaviour does not
 # depend on them.
-BUILTIN_REPAIR: tuple[str, ...] = ("plugins.llm_repair",)
+BUILTIN_REPAIR: tuple[str, ...] = ("query_guard.rules.llm_repair",)
 
 
 # Security checks no configuration may switch off: `--disable` names them in vain.

@@ -10,8 +10,8 @@ from typing import Any
 
 import pluggy
 
-from proxy.codes import FAMILIES
-from proxy.options import Option, declared_options
+from query_guard.codes import FAMILIES
+from query_guard.options import Option, declared_options
 
 _CODE = re.compile(r"[\"']((?:" + "|".join(FAMILIES) + r")\.[A-Z][A-Z_]+)[\"']")
 
@@ -19,7 +19,7 @@ _CODE = re.compile(r"[\"']((?:" + "|".join(FAMILIES) + r")\.[A-Z][A-Z_]+)[\"']")
 @dataclass(frozen=True)
 class RuleInfo:
     name: str
-    source: str  # "built-in plugins.limits" or "qg-no-star 0.1 (qg_no_star)"
+    source: str  # "built-in query_guard.rules.limits" or "qg-no-star 0.1 (qg_no_star)"
     summary: str  # first line of the docstring
     codes: tuple[str, ...]
     options: dict[str, Option]
@@ -40,7 +40,7 @@ class RuleInfo:
 def list_rules(pm: pluggy.PluginManager) -> list[RuleInfo]:
     from importlib.metadata import entry_points
 
-    from proxy.plugins import ENTRY_POINT_GROUP
+    from query_guard.plugins import ENTRY_POINT_GROUP
 
     dists = {ep.name: ep.dist for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist}
     out = []
@@ -52,7 +52,7 @@ def list_rules(pm: pluggy.PluginManager) -> list[RuleInfo]:
         module_name = getattr(module, "__name__", type(plugin).__name__)
         if dist is not None:
             source = f"{dist.name} {dist.version} ({module_name})"
-        elif module_name.startswith("plugins."):
+        elif module_name.startswith("query_guard.rules."):
             source = f"built-in {module_name}"
         else:
             source = module_name

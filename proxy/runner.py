@@ -12,10 +12,10 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from proxy.backends.base import BackendError
-from proxy.config import Config
-from proxy.errors import ConfigError, QueryGuardError
-from proxy.server import ProxyServer
+from query_guard.backends.base import BackendError
+from query_guard.config import Config
+from query_guard.errors import ConfigError, QueryGuardError
+from query_guard.server import ProxyServer
 
 T = TypeVar("T")
 
@@ -128,7 +128,7 @@ async def _serve(config: Config) -> int:
 async def serve_stdio(config: Any) -> None:
     """`query-guard mcp`: backends and guards of a `ProxyServer` without listeners, and the
     MCP server on standard input/output (logs and the audit log go to standard error)."""
-    from proxy.frontends.mcp import build_mcp  # the MCP SDK loads only for this command
+    from query_guard.frontends.mcp import build_mcp  # the MCP SDK loads only for this command
 
     server = ProxyServer(config, listen=False)
     await server.start()

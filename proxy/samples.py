@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from proxy.backends.base import BackendError
-from proxy.schema import SchemaCatalog
+from query_guard.backends.base import BackendError
+from query_guard.schema import SchemaCatalog
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The schema catalog the rules consult: labels, their properties, relationship endpoints and
 measured reciprocity (DESIGN §3). Loaded from schema JSON, a triples string or the CypherBench
-schema format; discovery from a live database lives in `proxy.discovery`.
+schema format; discovery from a live database lives in `query_guard.discovery`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy.errors import SchemaFormatError
+from query_guard.errors import SchemaFormatError
 
 DEFAULT_RECIPROCITY_THRESHOLD = 0.9
 

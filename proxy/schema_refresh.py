@@ -16,9 +16,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from proxy.model import Finding, Severity
-from proxy.pipeline import Guard
-from proxy.schema import SchemaCatalog
+from query_guard.model import Finding, Severity
+from query_guard.pipeline import Guard
+from query_guard.schema import SchemaCatalog
 
 log = logging.getLogger(__name__)
 

@@ -22,13 +22,13 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from proxy.backends.base import BackendError
-from proxy.config import Config
-from proxy.errors import ConfigError
-from proxy.model import Finding
-from proxy.pipeline import Guard
-from proxy.schema import SchemaCatalog
-from proxy.schema_refresh import FirstSessionDiscovery, SchemaRefresher, no_schema_finding
+from query_guard.backends.base import BackendError
+from query_guard.config import Config
+from query_guard.errors import ConfigError
+from query_guard.model import Finding
+from query_guard.pipeline import Guard
+from query_guard.schema import SchemaCatalog
+from query_guard.schema_refresh import FirstSessionDiscovery, SchemaRefresher, no_schema_finding
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class SchemaSource:
     async def discover(self) -> dict[str, Any]:
         """One discovery round: with the discovery account when there is one (in a task of
         its own, so its credentials stay there), else with the credentials of the caller."""
-        from proxy.discovery import discover_schema
+        from query_guard.discovery import discover_schema
 
         account = self.discovery_account()
         check = self.auth_hook

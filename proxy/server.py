@@ -11,27 +11,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from proxy.audit import AuditLog
-from proxy.auth import is_loopback, logon_check
-from proxy.backend_factory import make_backend, make_sql_backend
-from proxy.backends.base import BackendError
-from proxy.config import Config
-from proxy.errors import ConfigError
-from proxy.metrics import Metrics, fan_out
-from proxy.model import Finding, Verdict
-from proxy.pipeline import Guard, build_guard
-from proxy.repair.model import RepairSettings
-from proxy.repair.repairer import build_repairer
-from proxy.run.cypher import CypherExecution
-from proxy.run.guard_pool import GuardPool
-from proxy.run.guards import LanguageGuard
-from proxy.run.limits import Limits
-from proxy.run.runner import Route, Runner, Unserved
-from proxy.schema import SchemaCatalog
-from proxy.schema_source import SchemaSource
-from proxy.service import sql_route
-from proxy.sql.service import SqlService
-from proxy.tls import listener_tls
+from query_guard.audit import AuditLog
+from query_guard.auth import is_loopback, logon_check
+from query_guard.backend_factory import make_backend, make_sql_backend
+from query_guard.backends.base import BackendError
+from query_guard.config import Config
+from query_guard.errors import ConfigError
+from query_guard.metrics import Metrics, fan_out
+from query_guard.model import Finding, Verdict
+from query_guard.pipeline import Guard, build_guard
+from query_guard.repair.model import RepairSettings
+from query_guard.repair.repairer import build_repairer
+from query_guard.run.cypher import CypherExecution
+from query_guard.run.guard_pool import GuardPool
+from query_guard.run.guards import LanguageGuard
+from query_guard.run.limits import Limits
+from query_guard.run.runner import Route, Runner, Unserved
+from query_guard.schema import SchemaCatalog
+from query_guard.schema_source import SchemaSource
+from query_guard.service import sql_route
+from query_guard.sql.service import SqlService
+from query_guard.tls import listener_tls
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def cypher_guard(
 ) -> Callable[[str, dict[str, Any]], Verdict]:
     """The Bolt frontend's guard callable: every RUN is Cypher; `note` adds a finding to each
     verdict the guard lets through (`SCH.NO_SCHEMA` while there is no schema); its `cached`
-    answers a repeated query on the event loop (`proxy.run.guards.LanguageGuard`)."""
+    answers a repeated query on the event loop (`query_guard.run.guards.LanguageGuard`)."""
     return LanguageGuard(guard, "cypher", note)
 
 
@@ -176,7 +176,7 @@ class ProxyServer:
     async def _start_backend(self) -> Any:
         url = str(self.config.backend["cypher"])
         if not url:
-            from proxy.backends.embedded import EmbeddedFalkorDB
+            from query_guard.backends.embedded import EmbeddedFalkorDB
 
             data_dir = Path(str(self.config.server["data_dir"])).expanduser() / "falkordb"
             self.embedded = EmbeddedFalkorDB(data_dir)
@@ -191,7 +191,7 @@ class ProxyServer:
         self.schema = schema
 
     def _build_runner(self) -> Runner:
-        """The one request path every front of this proxy calls (`proxy.run`), with a route
+        """The one request path every front of this proxy calls (`query_guard.run`), with a route
         per language: Cypher on the graph backend, SQL on the SQL backend, Gremlin on the
         Gremlin graph (judged but not run when there is none)."""
         assert self.guard is not None
@@ -219,7 +219,7 @@ class ProxyServer:
             return
         await self._start_gremlin()
         await self._start_http()
-        from proxy.frontends.bolt import BoltFrontend
+        from query_guard.frontends.bolt import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
         if not bolt:
@@ -245,9 +245,9 @@ class ProxyServer:
         self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
 
     async def _start_gremlin_service(self) -> None:
-        """The Gremlin graph (`proxy.gremlin_service`) when one is configured or served."""
+        """The Gremlin graph (`query_guard.gremlin_service`) when one is configured or served."""
         if str(self.config.server["gremlin"]) or str(self.config.backend["gremlin"]):
-            from proxy.gremlin_service import GremlinService
+            from query_guard.gremlin_service import GremlinService
 
             self.gremlin_service = await GremlinService.create(self.config, self.extra_plugins)
 
@@ -256,7 +256,7 @@ class ProxyServer:
         address = str(self.config.server["gremlin"])
         if not address:
             return
-        from proxy.frontends.gremlin_ws import GremlinFrontend
+        from query_guard.frontends.gremlin_ws import GremlinFrontend
 
         host, port = split_address(address, "server.gremlin")
         self.gremlin = GremlinFrontend(
@@ -275,13 +275,13 @@ class ProxyServer:
         address = str(self.config.server["http"])
         if not address:
             return
-        from proxy.frontends.http import HttpFrontend
+        from query_guard.frontends.http import HttpFrontend
 
         assert self.guard is not None
         host, port = split_address(address, "server.http")
         service = self.query_service()
         database = str(self.config.backend["database"]) or "neo4j"
-        from proxy.frontends.mcp import build_mcp
+        from query_guard.frontends.mcp import build_mcp
 
         passthrough = bool(getattr(self.backend, "passthrough", False))
         self.http = HttpFrontend(
@@ -301,7 +301,7 @@ class ProxyServer:
 
     def query_service(self) -> Any:
         """A `QueryService` (HTTP and MCP fronts) over this proxy's runner."""
-        from proxy.service import QueryService
+        from query_guard.service import QueryService
 
         assert self.guard is not None
         return QueryService(self.guard, self.backend, sql=self.sql, runner=self.runner)
@@ -338,7 +338,7 @@ class ProxyServer:
         """`[server] users` first (when set), then the backend's hook, followed by schema
         discovery in the first session that gets in while the schema waits for a client's
         credentials (`SchemaSource`)."""
-        from proxy.auth import logon_check
+        from query_guard.auth import logon_check
 
         check = logon_check(self.config.server["users"], self._backend_auth_hook())
         return self.source.wrap_authenticate(check) if self.source is not None else check

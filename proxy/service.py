@@ -1,6 +1,6 @@
-"""The fronts that answer a whole result at once (HTTP, MCP) over the runner (`proxy.run`):
+"""The fronts that answer a whole result at once (HTTP, MCP) over the runner (`query_guard.run`):
 a query becomes a `QueryRequest`, the runner judges, runs, repairs and audits it, and the
-result is read whole within `[limits]` (`proxy.run.cuts.collect`: rows and bytes, with
+result is read whole within `[limits]` (`query_guard.run.cuts.collect`: rows and bytes, with
 `LIM.RESULT_SIZE` when it was cut) and the front's own row budget (MCP's `max_rows`)."""
 
 from __future__ import annotations
@@ -10,20 +10,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.backends.base import BackendError
-from proxy.model import Verdict
-from proxy.pipeline import Guard
-from proxy.run.cuts import collect
-from proxy.run.cypher import CypherExecution
-from proxy.run.gremlin import plain
-from proxy.run.guard_pool import GuardPool
-from proxy.run.guards import LanguageGuard, Note
-from proxy.run.limits import Limits
-from proxy.run.record import OnQuery
-from proxy.run.request import LANGUAGES, QueryRequest
-from proxy.run.runner import Route, Runner, Unserved
-from proxy.run.sql import SqlExecution
-from proxy.run.status import ACCESS_MODE, UNKNOWN_ERROR
+from query_guard.backends.base import BackendError
+from query_guard.model import Verdict
+from query_guard.pipeline import Guard
+from query_guard.run.cuts import collect
+from query_guard.run.cypher import CypherExecution
+from query_guard.run.gremlin import plain
+from query_guard.run.guard_pool import GuardPool
+from query_guard.run.guards import LanguageGuard, Note
+from query_guard.run.limits import Limits
+from query_guard.run.record import OnQuery
+from query_guard.run.request import LANGUAGES, QueryRequest
+from query_guard.run.runner import Route, Runner, Unserved
+from query_guard.run.sql import SqlExecution
+from query_guard.run.status import ACCESS_MODE, UNKNOWN_ERROR
 
 
 @dataclass

@@ -7,8 +7,8 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
-from proxy.config import Config
-from proxy.errors import ConfigError
+from query_guard.config import Config
+from query_guard.errors import ConfigError
 
 
 def listener_tls(config: Config) -> ssl.SSLContext | None:

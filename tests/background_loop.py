@@ -10,9 +10,9 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from proxy.model import Verdict
-    from proxy.pipeline import Guard
-    from proxy.repair.repairer import Repairer
+    from query_guard.model import Verdict
+    from query_guard.pipeline import Guard
+    from query_guard.repair.repairer import Repairer
 
 
 class BackgroundLoop:
@@ -51,7 +51,7 @@ class BoltProxy(BackgroundLoop):
         start_backend: bool = False,
         **frontend: Any,
     ) -> None:
-        from proxy.frontends.bolt import BoltFrontend
+        from query_guard.frontends.bolt import BoltFrontend
 
         super().__init__()
         self.backend = backend

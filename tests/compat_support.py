@@ -22,9 +22,9 @@ from typing import Any
 import neo4j
 import pytest
 
-from proxy.cli import main as query_guard
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.cli import main as query_guard
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.fake_llm import FakeLLM
 
 AUTH = ("neo4j", "anything")  # what an app passes; the proxy holds the backend's credentials

@@ -14,7 +14,7 @@ import redis
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from proxy.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB
+from query_guard.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB
 
 # Property tests judge behaviour, never speed (benchmarks do that): on a busy CI machine a
 # slow example, e.g. the one that first builds a parser, must not fail a test (no deadline, no
@@ -103,7 +103,7 @@ def arcadedb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object
     """An ArcadeDB (`arcadedb-jvm`) with the movie graph for the whole session, Bolt on a free
     loopback port; skips when ArcadeDB cannot run here. Treat it as read-only and keep it
     running (tests that kill a server start their own `ArcadeDBServer`)."""
-    from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
+    from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
 
     reason = unavailable_reason()
     if reason is not None:

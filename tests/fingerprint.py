@@ -89,8 +89,8 @@ async def falkordb_fingerprint(backend: Any, graph: str) -> Fingerprint:
     FalkorDB client."""
     from falkordb.asyncio import FalkorDB
 
-    from proxy.backends.base import collect
-    from proxy.backends.falkordb import parse_url
+    from query_guard.backends.base import collect
+    from query_guard.backends.falkordb import parse_url
 
     nodes = await collect(await backend.execute(NODES, None, graph, read_only=True))
     relationships = await collect(await backend.execute(RELATIONSHIPS, None, graph, read_only=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proxy.model import Verdict
+from query_guard.model import Verdict
 
 
 def parse_fixture(path: Path) -> tuple[dict[str, list[str]], str, str]:

@@ -18,12 +18,12 @@ import pytest
 import redis
 from neo4j import exceptions as nex
 
-from proxy.auth import UserDirectory, hash_password, verify_password
-from proxy.backends.embedded import EmbeddedFalkorDB
-from proxy.config import parse_config
-from proxy.errors import ConfigError
-from proxy.runner import ProxyThread
-from proxy.server import ProxyServer, check_exposure
+from query_guard.auth import UserDirectory, hash_password, verify_password
+from query_guard.backends.embedded import EmbeddedFalkorDB
+from query_guard.config import parse_config
+from query_guard.errors import ConfigError
+from query_guard.runner import ProxyThread
+from query_guard.server import ProxyServer, check_exposure
 from tests.conftest import graph_url
 
 SECRET = "secret_graph"  # created on the same FalkorDB, outside the proxy
@@ -174,7 +174,7 @@ def test_the_embedded_database_is_not_served_to_the_network_without_users(
 def test_hash_password_prints_a_users_line_that_verifies(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from proxy.cli import main
+    from query_guard.cli import main
 
     monkeypatch.setattr("sys.stdin", io.StringIO("wonderland\n"))
     assert main(["hash-password", "--user", "alice"]) == 0

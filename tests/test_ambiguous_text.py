@@ -11,14 +11,14 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.config import parse_config
-from proxy.context import GuardContext
-from proxy.cypher.emit import AmbiguousText, emit_query
-from proxy.cypher.query import CypherQuery
-from proxy.pipeline import Guard, build_guard
-from proxy.plugins import build_plugin_manager
-from proxy.runner import ProxyThread
-from proxy.sql.query import SqlQuery, UnsafeName
+from query_guard.config import parse_config
+from query_guard.context import GuardContext
+from query_guard.cypher.emit import AmbiguousText, emit_query
+from query_guard.cypher.query import CypherQuery
+from query_guard.pipeline import Guard, build_guard
+from query_guard.plugins import build_plugin_manager
+from query_guard.runner import ProxyThread
+from query_guard.sql.query import SqlQuery, UnsafeName
 from tests.test_e2e_falkordb import AUTH, canon_rows, driver_rows, proxy_config
 
 BLOCKED = [
@@ -95,7 +95,7 @@ def test_the_emitter_refuses_such_names_without_the_rule(query: str) -> None:
     read_only loaded) the pipeline still blocks, with nothing forwarded."""
     with pytest.raises(AmbiguousText, match="a name contains"):
         emit_query(CypherQuery.parse(query))
-    pm = build_plugin_manager(builtins=["plugins.read_only"], entry_points=False)
+    pm = build_plugin_manager(builtins=["query_guard.rules.read_only"], entry_points=False)
     verdict = Guard(pm, GuardContext(settings=parse_config({}).guard)).check(query)
     assert verdict.blocked and verdict.forward == ""
 

@@ -12,9 +12,9 @@ from typing import Any
 import neo4j
 import pytest
 
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
-from proxy.server import cypher_guard
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
+from query_guard.server import cypher_guard
 
 REVERSED = "MATCH (m:Movie {title: 'The Matrix'})-[:ACTED_IN]->(p:Person) RETURN p.name AS name"
 ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]
@@ -102,8 +102,8 @@ def test_a_discovery_account_discovers_at_start(
 def test_the_bolt_client_fetches_a_plan_without_running_the_statement(
     arcadedb_server: Any,
 ) -> None:
-    from proxy.backends.base import collect
-    from proxy.backends.bolt_relay import BoltRelayBackend
+    from query_guard.backends.base import collect
+    from query_guard.backends.bolt_relay import BoltRelayBackend
 
     backend = BoltRelayBackend(arcadedb_server.url, arcadedb_server.auth, arcadedb_server.database)
 

@@ -77,7 +77,7 @@ def import_cycles(graph: grimp.ImportGraph) -> list[frozenset[str]]:
 
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
-    return grimp.build_graph("proxy", "plugins", cache_dir=None)
+    return grimp.build_graph("query_guard", cache_dir=None)
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -126,7 +126,7 @@ def grammar_rule_names() -> set[str]:
 def config_key_names() -> set[str]:
     """The configuration keys: read by name from their TOML table (`config.server["key"]`),
     never as attributes of the schema's models (tests/test_config.py checks each has a reader)."""
-    from proxy.config import declared_keys
+    from query_guard.config import declared_keys
 
     return {str(path[-1]) for path in declared_keys()}
 

@@ -12,9 +12,9 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.audit import AuditLog
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.audit import AuditLog
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 
 # one schema for every front (proxy.run.record.KEYS, as the audit log names them; parameters
 # only when asked), front-specific fields under `detail`

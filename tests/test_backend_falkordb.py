@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from proxy.backends.base import (
+from query_guard.backends.base import (
     BackendError,
     BackendUnavailable,
     Duration,
@@ -22,9 +22,9 @@ from proxy.backends.base import (
     Point,
     collect,
 )
-from proxy.backends.embedded import EmbeddedFalkorDB
-from proxy.backends.falkordb import FalkorDBBackend, parse_url
-from proxy.backends.falkordb_codec import (
+from query_guard.backends.embedded import EmbeddedFalkorDB
+from query_guard.backends.falkordb import FalkorDBBackend, parse_url
+from query_guard.backends.falkordb_codec import (
     backend_error,
     cypher_literal,
     parse_statistics,
@@ -366,7 +366,7 @@ def test_writes_in_a_transaction_apply_at_once_and_cannot_be_rolled_back(
 
 
 def test_unreachable_server_is_unavailable() -> None:
-    from proxy.backends.embedded import free_port
+    from query_guard.backends.embedded import free_port
 
     url = f"falkordb://127.0.0.1:{free_port()}/g"
     with pytest.raises(BackendUnavailable) as info:

@@ -22,7 +22,7 @@ import pytest
 import pytz
 from neo4j import exceptions as nex
 
-from proxy.backends.base import (
+from query_guard.backends.base import (
     BackendError,
     BackendUnavailable,
     Duration,
@@ -33,8 +33,8 @@ from proxy.backends.base import (
     ResultSummary,
     Temporal,
 )
-from proxy.model import Action, Finding, Severity, Verdict
-from proxy.run.limits import Limits
+from query_guard.model import Action, Finding, Severity, Verdict
+from query_guard.run.limits import Limits
 from tests.background_loop import BoltProxy
 
 AUTH = ("neo4j", "password")

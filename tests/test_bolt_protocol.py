@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary, Temporal
-from proxy.bolt import messages as m
-from proxy.bolt.context import ServerContext
-from proxy.bolt.handshake import MAGIC
-from proxy.bolt.packstream import Structure, Unpacker
-from proxy.bolt.values import ValueCodec
-from proxy.frontends.bolt_connection import BoltProtocol
-from proxy.model import Action, Finding, Severity, Verdict
+from query_guard.backends.base import BackendError, BackendUnavailable, ResultSummary, Temporal
+from query_guard.bolt import messages as m
+from query_guard.bolt.context import ServerContext
+from query_guard.bolt.handshake import MAGIC
+from query_guard.bolt.packstream import Structure, Unpacker
+from query_guard.bolt.values import ValueCodec
+from query_guard.frontends.bolt_connection import BoltProtocol
+from query_guard.model import Action, Finding, Severity, Verdict
 
 CODEC = ValueCodec()
 HELLO = (m.HELLO, [{"user_agent": "test/1.0", "scheme": "none"}])
@@ -205,7 +205,7 @@ def connect(
 ) -> tuple[Client, MemoryBackend]:
     backend = backend or MemoryBackend()
     ctx = ServerContext(
-        guard=guard, backend=backend, advertised_address="proxy.example:7687",
+        guard=guard, backend=backend, advertised_address="query_guard.example:7687",
         on_query=None if events is None else events.append, authenticate=authenticate,
     )
     protocol = BoltProtocol(ctx, itertools.count(1), set(), max_message, handshake_timeout)
@@ -458,7 +458,7 @@ def test_route_points_every_role_at_the_proxy() -> None:
         rt = meta["rt"]
         assert rt["db"] == "neo4j" and rt["ttl"] > 0
         assert sorted(s["role"] for s in rt["servers"]) == ["READ", "ROUTE", "WRITE"]
-        assert all(s["addresses"] == ["proxy.example:7687"] for s in rt["servers"])
+        assert all(s["addresses"] == ["query_guard.example:7687"] for s in rt["servers"])
         [(_, [meta])] = await client.exchange((m.ROUTE, [{}, [], {"db": "movies"}]))
         assert meta["rt"]["db"] == "movies"
 

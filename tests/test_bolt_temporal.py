@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.backends.base import Temporal
-from proxy.bolt.packstream import INT64_MAX, INT64_MIN, Structure, Unpacker, packb
-from proxy.bolt.values import ValueCodec
+from query_guard.backends.base import Temporal
+from query_guard.bolt.packstream import INT64_MAX, INT64_MIN, Structure, Unpacker, packb
+from query_guard.bolt.values import ValueCodec
 from tests.budget import examples
 
 BOLT5 = ValueCodec(element_ids=True, utc=True)

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from neo4j import spatial
 from neo4j import time as ntime
 
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.budget import examples
 
 PASSWORD_ENV = "QG_TEST_VALUES_PASSWORD"

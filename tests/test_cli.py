@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy.cli import main
+from query_guard.cli import main
 
 SCHEMA = "(Person, WORKS_AT, Organization), (Person, KNOWS, Person)"
 
@@ -92,7 +92,7 @@ def test_missing_schema_file_is_a_clear_usage_error(
 
 def test_python_dash_m_proxy_is_the_cli() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "proxy", "check", "--json", "RETURN 1 AS one"],
+        [sys.executable, "-m", "query_guard", "check", "--json", "RETURN 1 AS one"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -126,7 +126,7 @@ def test_schema_command_reports_an_unreachable_database(
 
 
 def test_disable_help_names_every_built_in_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    from proxy.plugins import builtin_rule_names
+    from query_guard.plugins import builtin_rule_names
 
     with pytest.raises(SystemExit):
         main(["check", "--help"])

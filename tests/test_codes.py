@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from proxy.codes import CODES, FAMILIES, render
+from query_guard.codes import CODES, FAMILIES, render
 from tests.corpora import ROOT
 from tests.sources import python_files
 
@@ -31,7 +31,7 @@ def test_every_documented_code_is_emitted() -> None:
 
 def test_codes_page_is_generated_from_the_table() -> None:
     page = (ROOT / "docs" / "codes.md").read_text(encoding="utf-8")
-    assert page == render(), "regenerate: python -m proxy.codes > docs/codes.md"
+    assert page == render(), "regenerate: python -m query_guard.codes > docs/codes.md"
 
 
 def test_every_code_belongs_to_a_family() -> None:

@@ -10,11 +10,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.backends.base import collect
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.compat.literals import literal
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
+from query_guard.backends.base import collect
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.compat.literals import literal
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
 
 scalars = (
     st.none()

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import redis
 
-from proxy.backends.embedded import EmbeddedFalkorDB
-from proxy.cli import main
-from proxy.config import parse_config
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
-from proxy.discovery import discover_from_uri
-from proxy.pipeline import build_guard
-from proxy.schema import SchemaCatalog
+from query_guard.backends.embedded import EmbeddedFalkorDB
+from query_guard.cli import main
+from query_guard.config import parse_config
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
+from query_guard.discovery import discover_from_uri
+from query_guard.pipeline import build_guard
+from query_guard.schema import SchemaCatalog
 
 # --- what the libraries send (neo4j-graphrag 1.x / langchain-neo4j, llama-index, mcp) -------
 
@@ -172,7 +172,7 @@ def test_schema_statements_are_refused_by_default_and_acknowledged_on_request() 
 
 
 def test_compat_config_values_are_checked() -> None:
-    from proxy.errors import ConfigError
+    from query_guard.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"compat\.procedures"):
         parse_config({"compat": {"procedures": "sometimes"}})

@@ -14,10 +14,10 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
-from proxy.schema import SchemaCatalog
+from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
+from query_guard.schema import SchemaCatalog
 from tests.test_compat_procedures import (
     COMPONENTS,
     LLAMA_NODE_PROPS,

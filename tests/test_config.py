@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from proxy.cli import main
-from proxy.config import (
+from query_guard.cli import main
+from query_guard.config import (
     CompatSettings,
     GuardSettings,
     declared_keys,
@@ -21,9 +21,9 @@ from proxy.config import (
     load_config,
     parse_config,
 )
-from proxy.config_locate import key_lines
-from proxy.config_schema import ConfigFile, keys_of, model_at
-from proxy.errors import ConfigError
+from query_guard.config_locate import key_lines
+from query_guard.config_schema import ConfigFile, keys_of, model_at
+from query_guard.errors import ConfigError
 from tests.sources import python_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,7 +192,7 @@ def test_keys_are_located_whatever_the_toml_layout(
 
 
 def test_the_locator_follows_strings_arrays_of_tables_and_dates() -> None:
-    from proxy.config_locate import locate
+    from query_guard.config_locate import locate
 
     text = (
         'top = 1979-05-27 07:32:00Z  # a date and time with a space\n'
@@ -308,8 +308,8 @@ def test_every_config_key_is_read_somewhere() -> None:
 
 
 def test_every_builtin_rule_option_is_read_by_its_rule() -> None:
-    from proxy.options import declared_options
-    from proxy.plugins import build_plugin_manager
+    from query_guard.options import declared_options
+    from query_guard.plugins import build_plugin_manager
 
     pm = build_plugin_manager(entry_points=False)
     seen = 0

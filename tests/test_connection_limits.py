@@ -11,13 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.bolt import messages as m
-from proxy.bolt.handshake import client_request
-from proxy.bolt.values import ValueCodec
-from proxy.pipeline import build_guard
-from proxy.run.limits import Limits
-from proxy.server import cypher_guard
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.bolt import messages as m
+from query_guard.bolt.handshake import client_request
+from query_guard.bolt.values import ValueCodec
+from query_guard.pipeline import build_guard
+from query_guard.run.limits import Limits
+from query_guard.server import cypher_guard
 from tests.background_loop import BoltProxy
 
 BOLT_44 = client_request(((4, 4, 0),))
@@ -70,7 +70,7 @@ async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bool:
 def test_500_slowloris_connections_are_closed_by_the_idle_timeout(
     idle_front: BoltProxy, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="proxy.bolt")
+    caplog.set_level(logging.WARNING, logger="query_guard.bolt")
 
     async def attack() -> int:
         conns: list[tuple[asyncio.StreamReader, ...]] = []
@@ -142,7 +142,7 @@ def test_connections_beyond_the_caps_are_refused(
     movies_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     front = limited_front(movies_url, Limits(max_connections=6, max_connections_per_client=4))
-    caplog.set_level(logging.WARNING, logger="proxy.bolt")
+    caplog.set_level(logging.WARNING, logger="query_guard.bolt")
 
     async def connect_all() -> tuple[list[bool], list[bool], bool]:
         first = [await logged_in(front.port) for _ in range(4)]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     BinaryOp,
     CallProcedure,
     CallSubquery,
@@ -54,7 +54,7 @@ from proxy.cypher.ast import (
     Variable,
     With,
 )
-from proxy.cypher.parser import CypherSyntaxError, parse
+from query_guard.cypher.parser import CypherSyntaxError, parse
 from tests.budget import examples
 
 

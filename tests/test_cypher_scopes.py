@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.cypher.ast import NodePattern, Variable
-from proxy.cypher.parser import parse
-from proxy.cypher.scopes import resolve
+from query_guard.cypher.ast import NodePattern, Variable
+from query_guard.cypher.parser import parse
+from query_guard.cypher.scopes import resolve
 
 
 def labels_at(query: str, needle: str, nth: int = 0) -> frozenset[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from proxy.config import parse_config
-from proxy.pipeline import build_guard
-from proxy.schema import SchemaCatalog
+from query_guard.config import parse_config
+from query_guard.pipeline import build_guard
+from query_guard.schema import SchemaCatalog
 from tests.corpora import corpus, read_jsonl
 
 

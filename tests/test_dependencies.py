@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from proxy.backend_factory import make_sql_backend
-from proxy.errors import ConfigError
+from query_guard.backend_factory import make_sql_backend
+from query_guard.errors import ConfigError
 from tests.sources import python_files
 
 ROOT = Path(__file__).resolve().parent.parent
-OWN = {"proxy", "plugins", "grammars", "conf", "tests", "benchmarks"}
+OWN = {"query_guard", "tests", "benchmarks"}  # the one import package, and the checkout's own
 # runtime dependencies the product needs without importing them
 NOT_IMPORTED = {"interegular": "lark uses it for strict=True grammar checks"}
 # modules of an extra that is not installed beside the test extra (compat-llama's neo4j<6 pin
@@ -125,6 +125,6 @@ def test_postgresql_without_its_extra_is_a_config_error_naming_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "asyncpg", None)  # as if the extra were not installed
-    monkeypatch.delitem(sys.modules, "proxy.backends.sql_postgres", raising=False)
+    monkeypatch.delitem(sys.modules, "query_guard.backends.sql_postgres", raising=False)
     with pytest.raises(ConfigError, match=r"backend\.sql.*query-guard\[postgres\]"):
         make_sql_backend("postgresql://localhost/db", ROOT)

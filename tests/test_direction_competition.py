@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.context import GuardContext
-from proxy.pipeline import Guard
-from proxy.plugins import build_plugin_manager
-from proxy.schema import SchemaCatalog
+from query_guard.context import GuardContext
+from query_guard.pipeline import Guard
+from query_guard.plugins import build_plugin_manager
+from query_guard.schema import SchemaCatalog
 from tests.corpora import read_data_csv
 
 ROWS = read_data_csv("direction_competition.csv")
 SCHEMA_RULES = [
-    "plugins.fix_rel_types",
-    "plugins.align_directions",
-    "plugins.redirect_self_loops",
+    "query_guard.rules.fix_rel_types",
+    "query_guard.rules.align_directions",
+    "query_guard.rules.redirect_self_loops",
 ]
 
 

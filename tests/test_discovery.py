@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import redis
 
-from proxy.backends.bolt_relay import BoltRelayBackend
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.discovery import (
+from query_guard.backends.bolt_relay import BoltRelayBackend
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.discovery import (
     backend_for_uri,
     discover_from_uri,
     discover_schema,
     write_schema_json,
 )
-from proxy.schema import SchemaCatalog
+from query_guard.schema import SchemaCatalog
 
 MOVIE_TRIPLES = {
     ("Person", "ACTED_IN", "Movie"),

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from proxy.backends.bolt_relay import BoltRelayBackend
-from proxy.discovery import discover_schema
-from proxy.schema import SchemaCatalog
+from query_guard.backends.bolt_relay import BoltRelayBackend
+from query_guard.discovery import discover_schema
+from query_guard.schema import SchemaCatalog
 
 MOVIE_TYPES = {"ACTED_IN", "DIRECTED", "PRODUCED", "WROTE", "REVIEWED", "FOLLOWS"}
 

@@ -18,9 +18,9 @@ import pytest
 from neo4j import exceptions as nex
 from neo4j import graph as ng
 
-from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows, stream_100k_rows
 from tests.test_server import ServeProcess
 

@@ -21,10 +21,10 @@ import pytest
 from neo4j import exceptions as nex
 from neo4j import graph as ng
 
-from proxy.backends.base import GraphNode, GraphPath, GraphRelationship, collect
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.backends.base import GraphNode, GraphPath, GraphRelationship, collect
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.driver_values import to_neutral
 from tests.test_server import ServeProcess
 

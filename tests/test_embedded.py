@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from proxy.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB, EmbeddedStartError
+from query_guard.backends.embedded import DEMO_GRAPHS, EmbeddedFalkorDB, EmbeddedStartError
 
 
 def count(server: EmbeddedFalkorDB, query: str, graph: str = "movies") -> int:

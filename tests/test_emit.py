@@ -10,18 +10,18 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from proxy.cli import main
-from proxy.config import parse_config
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.emit import AmbiguousText, canonical_string, emit_query, structure
-from proxy.cypher.lexical import segments
-from proxy.cypher.parser import parse, parse_tokens
-from proxy.cypher.query import CypherQuery
-from proxy.pipeline import Guard, build_guard
-from proxy.plugins import build_plugin_manager
-from proxy.schema import SchemaCatalog
-from proxy.unsafe_chars import UNSAFE
+from query_guard.cli import main
+from query_guard.config import parse_config
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.emit import AmbiguousText, canonical_string, emit_query, structure
+from query_guard.cypher.lexical import segments
+from query_guard.cypher.parser import parse, parse_tokens
+from query_guard.cypher.query import CypherQuery
+from query_guard.pipeline import Guard, build_guard
+from query_guard.plugins import build_plugin_manager
+from query_guard.schema import SchemaCatalog
+from query_guard.unsafe_chars import UNSAFE
 from tests.budget import examples
 from tests.corpora import read_jsonl
 
@@ -75,7 +75,7 @@ def test_emission_examples(source: str, expected: str) -> None:
 
 def test_carriage_return_comment_trick_is_not_forwarded() -> None:
     """Without the ambiguous_text rule, the emitter alone already sends the judged read."""
-    pm = build_plugin_manager(builtins=["plugins.read_only"], entry_points=False)
+    pm = build_plugin_manager(builtins=["query_guard.rules.read_only"], entry_points=False)
     guard = Guard(pm, GuardContext(settings=parse_config({}).guard))
     verdict = guard.check("MATCH (m:Movie) //\rCREATE (x:Hacked)\nRETURN m")
     assert not verdict.blocked

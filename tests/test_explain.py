@@ -10,10 +10,10 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.backends.falkordb import FalkorDBBackend, plan_tree
-from proxy.config import parse_config
-from proxy.explain import explained_statement
-from proxy.pipeline import build_guard
+from query_guard.backends.falkordb import FalkorDBBackend, plan_tree
+from query_guard.config import parse_config
+from query_guard.explain import explained_statement
+from query_guard.pipeline import build_guard
 from tests.background_loop import BoltProxy
 from tests.test_repair_falkordb import MOVIES
 

@@ -13,9 +13,9 @@ from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as FalkorPath
 
-from proxy.backends.base import GraphNode, GraphPath, GraphRelationship, collect
-from proxy.backends.embedded import EmbeddedFalkorDB
-from proxy.backends.falkordb import FalkorDBBackend
+from query_guard.backends.base import GraphNode, GraphPath, GraphRelationship, collect
+from query_guard.backends.embedded import EmbeddedFalkorDB
+from query_guard.backends.falkordb import FalkorDBBackend
 from tests.test_e2e_falkordb import READ_QUERIES, canon_rows
 
 

@@ -10,9 +10,9 @@ import asyncio
 import pytest
 import redis
 
-from proxy.backends.base import BackendError, BackendUnavailable, collect
-from proxy.backends.embedded import EmbeddedFalkorDB
-from proxy.backends.falkordb import FalkorDBBackend
+from query_guard.backends.base import BackendError, BackendUnavailable, collect
+from query_guard.backends.embedded import EmbeddedFalkorDB
+from query_guard.backends.falkordb import FalkorDBBackend
 
 # keeps FalkorDB busy for a while and answers with one distinctive row
 SLOW = "UNWIND range(1, 10000000) AS x WITH count(x) AS n RETURN n"  # about a second

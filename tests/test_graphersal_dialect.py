@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.gremlin.graphersal_dialect import Unsupported, quote, render
-from proxy.gremlin.parser import parse_traversal
-from proxy.gremlin.terminal import finish
+from query_guard.gremlin.graphersal_dialect import Unsupported, quote, render
+from query_guard.gremlin.parser import parse_traversal
+from query_guard.gremlin.terminal import finish
 
 GRAPH = gs.Graph.tinkerpop_modern()
 READ = gs.AccessPolicy.read_only()

@@ -21,14 +21,14 @@ from gremlin_python.driver.request import RequestMessage
 from gremlin_python.driver.serializer import GraphBinarySerializersV1, GraphSONSerializersV3d0
 from gremlin_python.process.anonymous_traversal import traversal
 
-from proxy.backends.graphersal import GraphersalBackend
-from proxy.config import parse_config
-from proxy.frontends.gremlin_ws import GremlinFrontend
-from proxy.pipeline import build_guard
-from proxy.repair.model import RepairSettings
-from proxy.run.gremlin import GremlinExecution
-from proxy.run.guards import LanguageGuard
-from proxy.run.runner import Route, Runner
+from query_guard.backends.graphersal import GraphersalBackend
+from query_guard.config import parse_config
+from query_guard.frontends.gremlin_ws import GremlinFrontend
+from query_guard.pipeline import build_guard
+from query_guard.repair.model import RepairSettings
+from query_guard.run.gremlin import GremlinExecution
+from query_guard.run.guards import LanguageGuard
+from query_guard.run.runner import Route, Runner
 from tests.background_loop import BackgroundLoop
 
 USERS = {"alice": "s3cret"}

@@ -56,10 +56,10 @@ from gremlin_python.structure.graph import Graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy.gremlin.bytecode import Float32, from_bytecode, to_bytecode
-from proxy.gremlin.errors import BytecodeError, GremlinScriptError
-from proxy.gremlin.parser import parse_traversal
-from proxy.gremlin.printer import to_text
+from query_guard.gremlin.bytecode import Float32, from_bytecode, to_bytecode
+from query_guard.gremlin.errors import BytecodeError, GremlinScriptError
+from query_guard.gremlin.parser import parse_traversal
+from query_guard.gremlin.printer import to_text
 from tests.budget import examples
 
 # ---------------------------------------------------------------- helpers

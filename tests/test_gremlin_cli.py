@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy.cli import main
+from query_guard.cli import main
 
 SEGRA = Path(__file__).resolve().parent.parent / "conf" / "segra-similarity.toml"
 

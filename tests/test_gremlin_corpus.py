@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from proxy.gremlin.ast import DateTimeLit, Step, Traversal, UUIDLit, Variable
-from proxy.gremlin.bytecode import from_bytecode, to_bytecode
-from proxy.gremlin.errors import GremlinError
-from proxy.gremlin.parser import parse_traversal
-from proxy.gremlin.printer import to_text
+from query_guard.gremlin.ast import DateTimeLit, Step, Traversal, UUIDLit, Variable
+from query_guard.gremlin.bytecode import from_bytecode, to_bytecode
+from query_guard.gremlin.errors import GremlinError
+from query_guard.gremlin.parser import parse_traversal
+from query_guard.gremlin.printer import to_text
 
 CORPUS = (Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "gremlin"
           / "tinkerpop_traversals.jsonl")

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.config import parse_config
-from proxy.gremlin import ast
-from proxy.gremlin.errors import GremlinError
-from proxy.gremlin.parser import parse_traversal
-from proxy.model import Verdict
-from proxy.pipeline import Guard, build_guard
+from query_guard.config import parse_config
+from query_guard.gremlin import ast
+from query_guard.gremlin.errors import GremlinError
+from query_guard.gremlin.parser import parse_traversal
+from query_guard.model import Verdict
+from query_guard.pipeline import Guard, build_guard
 from tests.budget import examples
 from tests.corpora import ROOT, corpus
 

@@ -22,8 +22,8 @@ from gremlin_python.process.graph_traversal import __
 from gremlin_python.process.traversal import Order, P
 from gremlin_python.structure.graph import Edge, Vertex
 
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.corpora import DATA
 
 SERIALIZERS = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}

@@ -1,14 +1,14 @@
 """The label tracking the Gremlin direction rule and the Gremlin repair share
-(`proxy.gremlin.labels`): which labels each hop starts from."""
+(`query_guard.gremlin.labels`): which labels each hop starts from."""
 
 from __future__ import annotations
 
 import pytest
 
-from proxy.gremlin.ast import Step
-from proxy.gremlin.labels import Labels, LabelWalk
-from proxy.gremlin.language import GremlinQuery
-from proxy.gremlin.similarity import GremlinSchema
+from query_guard.gremlin.ast import Step
+from query_guard.gremlin.labels import Labels, LabelWalk
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.gremlin.similarity import GremlinSchema
 
 CATALOG = GremlinSchema(
     (

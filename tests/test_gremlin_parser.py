@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.gremlin.ast import (
+from query_guard.gremlin.ast import (
     CardinalityValue,
     DateTimeLit,
     Enum,
@@ -28,19 +28,19 @@ from proxy.gremlin.ast import (
     UUIDLit,
     Variable,
 )
-from proxy.gremlin.edits import (
+from query_guard.gremlin.edits import (
     append_step,
     rename_step,
     replace_node,
     traversals,
 )
-from proxy.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.language import GremlinQuery, gremlin_language
-from proxy.gremlin.parser import parse_traversal
-from proxy.gremlin.printer import quote, to_text
-from proxy.model import apply_edits
-from proxy.pipeline import build_guard
-from proxy.unsafe_chars import UNSAFE
+from query_guard.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
+from query_guard.gremlin.language import GremlinQuery, gremlin_language
+from query_guard.gremlin.parser import parse_traversal
+from query_guard.gremlin.printer import quote, to_text
+from query_guard.model import apply_edits
+from query_guard.pipeline import build_guard
+from query_guard.unsafe_chars import UNSAFE
 from tests.budget import examples
 
 

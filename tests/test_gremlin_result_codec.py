@@ -15,10 +15,10 @@ from gremlin_python.structure.graph import Path, Vertex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.backends.graphersal_json import JsonVertex, from_json
-from proxy.gremlin import wire
-from proxy.gremlin.graphersal_dialect import value
-from proxy.gremlin.result_shape import PATH, SET, element_map, reshape
+from query_guard.backends.graphersal_json import JsonVertex, from_json
+from query_guard.gremlin import wire
+from query_guard.gremlin.graphersal_dialect import value
+from query_guard.gremlin.result_shape import PATH, SET, element_map, reshape
 
 GRAPH = gs.Graph.tinkerpop_modern()
 READ = gs.AccessPolicy.read_only()

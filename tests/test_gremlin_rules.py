@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from proxy.config import parse_config
-from proxy.context import GuardContext
-from proxy.pipeline import Guard
-from proxy.plugins import build_plugin_manager
-from proxy.schema import SchemaCatalog
+from query_guard.config import parse_config
+from query_guard.context import GuardContext
+from query_guard.pipeline import Guard
+from query_guard.plugins import build_plugin_manager
+from query_guard.schema import SchemaCatalog
 from tests.fixture_format import check_verdict, guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -52,8 +52,9 @@ def fixture_guard(rule: str, headers: dict[str, list[str]]) -> Guard:
         schema = SchemaCatalog.from_triples(", ".join(headers["schema"]))
     elif "schema-json" in headers:
         schema = SchemaCatalog.from_dict(json.loads(" ".join(headers["schema-json"])))
-    also = [f"plugins.{r.strip()}" for line in headers.get("also", []) for r in line.split(",")]
-    pm = build_plugin_manager(builtins=[f"plugins.{rule}", *also], entry_points=False)
+    also = [f"query_guard.rules.{r.strip()}"
+            for line in headers.get("also", []) for r in line.split(",")]  # fmt: skip
+    pm = build_plugin_manager(builtins=[f"query_guard.rules.{rule}", *also], entry_points=False)
     ctx = GuardContext(
         schema=schema, settings=config.guard, rule_options=config.rules, gremlin=config.gremlin
     )
@@ -78,7 +79,7 @@ def test_gremlin_rule_fixture(path: Path) -> None:
 
 
 def test_every_gremlin_rule_has_fixtures() -> None:
-    from proxy.plugins import builtin_rule_names
+    from query_guard.plugins import builtin_rule_names
 
     rules = [r for r in builtin_rule_names() if r.startswith("gremlin_")]
     assert len(rules) >= 6
@@ -88,7 +89,7 @@ def test_every_gremlin_rule_has_fixtures() -> None:
 
 def test_gremlin_rules_leave_cypher_alone() -> None:
     """The Gremlin rules implement only `guard_gremlin`: a Cypher write passes them untouched."""
-    from proxy.plugins import BUILTIN_RULES
+    from query_guard.plugins import BUILTIN_RULES
 
     gremlin_rules = [m for m in BUILTIN_RULES if m.rsplit(".", 1)[1].startswith("gremlin_")]
     pm = build_plugin_manager(builtins=gremlin_rules, entry_points=False)
@@ -119,8 +120,8 @@ def test_gremlin_rules_leave_cypher_alone() -> None:
     ],
 )
 def test_gremlin_config_errors_name_the_key(raw: dict[str, Any], key: str) -> None:
-    from proxy.errors import ConfigError
-    from proxy.gremlin.similarity import gremlin_settings
+    from query_guard.errors import ConfigError
+    from query_guard.gremlin.similarity import gremlin_settings
 
     with pytest.raises(ConfigError) as info:
         gremlin_settings(raw)
@@ -131,7 +132,7 @@ def test_gremlin_config_parses_into_frozen_settings() -> None:
     import dataclasses
     import datetime as dt
 
-    from proxy.gremlin.similarity import gremlin_settings
+    from query_guard.gremlin.similarity import gremlin_settings
 
     config = tomllib.loads((ROOT / "conf" / "segra-similarity.toml").read_text())
     settings = gremlin_settings(config["gremlin"])

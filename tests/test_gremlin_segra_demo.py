@@ -11,8 +11,8 @@ import pytest
 from gremlin_python.driver.client import Client
 from gremlin_python.driver.protocol import GremlinServerError
 
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.corpora import ROOT
 
 WINDOW = "has('createdAt', P.between('2024-01-01', '2024-06-30'))"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.cypher.query import CypherQuery
-from proxy.repair.grounding import (
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.cypher.query import CypherQuery
+from query_guard.repair.grounding import (
     Binding,
     extract_bindings,
     ground_literals,

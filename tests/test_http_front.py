@@ -12,8 +12,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 
 MATRIX_CAST = {"Keanu Reeves", "Carrie-Anne Moss", "Laurence Fishburne", "Hugo Weaving",
                "Emil Eifrem"}  # fmt: skip
@@ -233,9 +233,9 @@ def test_cors_is_off_unless_configured(base: str) -> None:
 
 
 def test_cors_for_a_configured_origin() -> None:
-    from proxy.frontends.http import HttpFrontend
-    from proxy.pipeline import build_guard
-    from proxy.service import QueryService
+    from query_guard.frontends.http import HttpFrontend
+    from query_guard.pipeline import build_guard
+    from query_guard.service import QueryService
 
     async def go() -> tuple[Any, ...]:
         front = HttpFrontend("127.0.0.1", 0, QueryService(build_guard(), None),

@@ -20,9 +20,9 @@ from neo4j.graph import Node, Path, Relationship
 from neo4j.spatial import Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.auth import hash_password
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.auth import hash_password
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.test_resource_limits import SLOW_MARKER, SlowRule
 
 TYPED = "application/vnd.neo4j.query"

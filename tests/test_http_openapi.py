@@ -14,10 +14,10 @@ schemathesis = pytest.importorskip("schemathesis")
 
 from schemathesis.checks import positive_data_acceptance  # noqa: E402
 
-from proxy.auth import hash_password  # noqa: E402
-from proxy.config import parse_config  # noqa: E402
-from proxy.frontends.openapi import document  # noqa: E402
-from proxy.runner import ProxyThread  # noqa: E402
+from query_guard.auth import hash_password  # noqa: E402
+from query_guard.config import parse_config  # noqa: E402
+from query_guard.frontends.openapi import document  # noqa: E402
+from query_guard.runner import ProxyThread  # noqa: E402
 
 schema = schemathesis.openapi.from_dict(document())
 

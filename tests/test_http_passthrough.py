@@ -14,8 +14,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 
 REVERSED = "MATCH (m:Movie {title: 'The Matrix'})-[:ACTED_IN]->(p:Person) RETURN p.name AS name"
 ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]

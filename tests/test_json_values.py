@@ -1,4 +1,4 @@
-"""Neo4j's typed JSON (`proxy.frontends.json_values`): what `to_typed` writes, `from_typed`
+"""Neo4j's typed JSON (`query_guard.frontends.json_values`): what `to_typed` writes, `from_typed`
 reads back, for every value a parameter can hold; and durations in Neo4j's ISO form."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.backends.base import Duration
-from proxy.frontends.json_values import duration_text, from_typed, to_typed
+from query_guard.backends.base import Duration
+from query_guard.frontends.json_values import duration_text, from_typed, to_typed
 
 scalars = (
     st.none()

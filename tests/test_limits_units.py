@@ -11,20 +11,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugins.resource_limits import check_text, nesting
-from proxy.backends.bolt_relay import BoltRelayBackend
-from proxy.bolt import messages as m
-from proxy.bolt.packstream import TooManyValues, Unpacker, packb
-from proxy.bolt.upstream import Response
-from proxy.bolt.values import ValueCodec
-from proxy.config import parse_config
-from proxy.context import GuardContext
-from proxy.errors import ConfigError
-from proxy.hookspecs import hookimpl
-from proxy.model import Action, Severity
-from proxy.pipeline import Guard, build_guard
-from proxy.plugins import build_plugin_manager
-from proxy.repair.repairer import build_repairer
+from query_guard.backends.bolt_relay import BoltRelayBackend
+from query_guard.bolt import messages as m
+from query_guard.bolt.packstream import TooManyValues, Unpacker, packb
+from query_guard.bolt.upstream import Response
+from query_guard.bolt.values import ValueCodec
+from query_guard.config import parse_config
+from query_guard.context import GuardContext
+from query_guard.errors import ConfigError
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Action, Severity
+from query_guard.pipeline import Guard, build_guard
+from query_guard.plugins import build_plugin_manager
+from query_guard.repair.repairer import build_repairer
+from query_guard.rules.resource_limits import check_text, nesting
 
 # ---------------------------------------------------------------- the bracket scan
 

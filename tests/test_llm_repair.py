@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from plugins.llm_repair import from_config, parse_reply
-from proxy.backends.base import collect
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.config import parse_config
-from proxy.pipeline import build_guard
-from proxy.repair.repairer import BLOCKED, EMPTY, ROWS, RepairOutcome, build_repairer
+from query_guard.backends.base import collect
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.config import parse_config
+from query_guard.pipeline import build_guard
+from query_guard.repair.repairer import BLOCKED, EMPTY, ROWS, RepairOutcome, build_repairer
+from query_guard.rules.llm_repair import from_config, parse_reply
 from tests.test_repair_falkordb import MOVIES
 
 # a name grounding cannot fix by itself (no stored value contains it): the LLM's job

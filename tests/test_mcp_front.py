@@ -29,7 +29,8 @@ def _config(tmp_path: Path) -> Path:
 
 def run(tmp_path: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "proxy", "mcp", "--config", str(_config(tmp_path))],
+        command=sys.executable,
+        args=["-m", "query_guard", "mcp", "--config", str(_config(tmp_path))],
         cwd=str(ROOT),
     )  # fmt: skip
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
-from proxy.bolt.packstream import (
+from query_guard.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
+from query_guard.bolt.packstream import (
     INT64_MAX,
     INT64_MIN,
     InvalidValue,
@@ -25,7 +25,7 @@ from proxy.bolt.packstream import (
     packb,
     unpackb,
 )
-from proxy.bolt.values import ValueCodec
+from query_guard.bolt.values import ValueCodec
 from tests.budget import examples
 
 BOLT5 = ValueCodec(element_ids=True, utc=True)

@@ -7,12 +7,12 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.config import parse_config
-from proxy.cypher.parser import parse
-from proxy.hookspecs import hookimpl
-from proxy.model import Action, Edit, Finding, Severity
-from proxy.pipeline import build_guard
-from proxy.schema import SchemaCatalog
+from query_guard.config import parse_config
+from query_guard.cypher.parser import parse
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Action, Edit, Finding, Severity
+from query_guard.pipeline import build_guard
+from query_guard.schema import SchemaCatalog
 from tests.budget import examples
 
 SCHEMA = SchemaCatalog.from_dict(
@@ -160,7 +160,7 @@ class _Restless:
 
 
 def test_rounds_are_bounded() -> None:
-    from proxy.pipeline import MAX_ROUNDS
+    from query_guard.pipeline import MAX_ROUNDS
 
     guard = build_guard(
         parse_config({"guard": {"disable": ["limits"]}}), SCHEMA,

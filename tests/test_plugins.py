@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from proxy import hookspecs
-from proxy.config import parse_config
-from proxy.errors import PluginError
-from proxy.pipeline import build_guard
-from proxy.plugins import build_plugin_manager, builtin_rule_names
+from query_guard import hookspecs
+from query_guard.config import parse_config
+from query_guard.errors import PluginError
+from query_guard.pipeline import build_guard
+from query_guard.plugins import build_plugin_manager, builtin_rule_names
 
 RULE = '''
-from proxy.hookspecs import hookimpl
-from proxy.model import Edit, Finding, Severity
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding, Severity
 
 
 @hookimpl

@@ -11,15 +11,15 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.bolt import diagnostics as diag
-from proxy.config import ConfigError, parse_config
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.functions import is_allowed_function, render_markdown
-from proxy.cypher.parser import parse
-from proxy.model import Verdict
-from proxy.pipeline import Guard
-from proxy.plugins import build_plugin_manager
+from query_guard.bolt import diagnostics as diag
+from query_guard.config import ConfigError, parse_config
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.functions import is_allowed_function, render_markdown
+from query_guard.cypher.parser import parse
+from query_guard.model import Verdict
+from query_guard.pipeline import Guard
+from query_guard.plugins import build_plugin_manager
 from tests.test_e2e_falkordb import driver, proxy  # noqa: F401 - module fixtures reused
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def guard(served: frozenset[str] = frozenset(), rules: list[str] | None = None, **g: Any) -> Guard:
     settings = parse_config({"guard": g}).guard
-    rules = rules or ["plugins.read_only", "plugins.admin_commands"]
+    rules = rules or ["query_guard.rules.read_only", "query_guard.rules.admin_commands"]
     pm = build_plugin_manager(builtins=rules, entry_points=False)
     return Guard(pm, GuardContext(settings=settings, served_procedures=served))
 
@@ -245,7 +245,8 @@ def test_admin_commands_are_blocked_whether_or_not_writes_are_allowed(read_only:
 def test_admin_commands_are_never_forwarded_even_without_their_rule() -> None:
     """The emitter refuses a coarsely parsed command itself (fail closed), so even a guard
     built without plugins/admin_commands.py forwards nothing."""
-    result = guard(rules=["plugins.read_only"], read_only=False).check("GRANT ROLE admin TO eve")
+    checker = guard(rules=["query_guard.rules.read_only"], read_only=False)
+    result = checker.check("GRANT ROLE admin TO eve")
     assert result.action == "block" and not result.forward
     assert "never forwarded" in result.findings[0].message
 
@@ -385,7 +386,7 @@ def test_procedure_hint_lists_every_entry() -> None:
 
 
 def full_verdict(query: str) -> Verdict:
-    rules = ["plugins.read_only", "plugins.limits"]
+    rules = ["query_guard.rules.read_only", "query_guard.rules.limits"]
     return guard(rules=rules).check(query)
 
 

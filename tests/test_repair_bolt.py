@@ -10,10 +10,10 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.config import parse_config
-from proxy.pipeline import build_guard
-from proxy.repair.repairer import build_repairer
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.config import parse_config
+from query_guard.pipeline import build_guard
+from query_guard.repair.repairer import build_repairer
 from tests.background_loop import BoltProxy
 from tests.test_repair_falkordb import MOVIES
 

@@ -9,20 +9,20 @@ from typing import Any
 
 import pytest
 
-from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary, collect
-from proxy.backends.falkordb import FalkorDBResult
-from proxy.context import GuardContext
-from proxy.cypher.query import CypherQuery
-from proxy.hookspecs import hookimpl
-from proxy.model import Action, Finding, Severity, Verdict
-from proxy.plugins import build_plugin_manager
-from proxy.repair.candidates import (
+from query_guard.backends.base import BackendError, BackendUnavailable, ResultSummary, collect
+from query_guard.backends.falkordb import FalkorDBResult
+from query_guard.context import GuardContext
+from query_guard.cypher.query import CypherQuery
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Action, Finding, Severity, Verdict
+from query_guard.plugins import build_plugin_manager
+from query_guard.repair.candidates import (
     aggregate_columns,
     flip_candidates,
     is_empty,
     relax_case,
 )
-from proxy.repair.repairer import (
+from query_guard.repair.repairer import (
     BLOCKED,
     EMPTY,
     ERROR,
@@ -35,7 +35,7 @@ from proxy.repair.repairer import (
     is_read_query,
     stop_reason,
 )
-from proxy.schema import SchemaCatalog
+from query_guard.schema import SchemaCatalog
 
 SCHEMA = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie), (Person, DIRECTED, Movie)")
 

@@ -16,9 +16,9 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.config import parse_config
-from proxy.hookspecs import hookimpl
-from proxy.runner import ProxyThread
+from query_guard.config import parse_config
+from query_guard.hookspecs import hookimpl
+from query_guard.runner import ProxyThread
 
 AUTH = ("neo4j", "anything")
 SLOW_MARKER = "slow_guard_marker"

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from proxy.compat.procedures import SERVED_PROCEDURES
-from proxy.config import parse_config
-from proxy.context import GuardContext
-from proxy.pipeline import Guard
-from proxy.plugins import build_plugin_manager
-from proxy.schema import SchemaCatalog
-from proxy.sql.catalog import SqlCatalog
+from query_guard.compat.procedures import SERVED_PROCEDURES
+from query_guard.config import parse_config
+from query_guard.context import GuardContext
+from query_guard.pipeline import Guard
+from query_guard.plugins import build_plugin_manager
+from query_guard.schema import SchemaCatalog
+from query_guard.sql.catalog import SqlCatalog
 from tests.fixture_format import check_verdict, guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -38,7 +38,7 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
     elif "schema-file" in headers:
         schema = SchemaCatalog.load(FIXTURES / "schemas" / headers["schema-file"])
     sql_schema = SqlCatalog.from_text(headers["sql-schema"]) if "sql-schema" in headers else None
-    pm = build_plugin_manager(builtins=[f"plugins.{rule}"], entry_points=False)
+    pm = build_plugin_manager(builtins=[f"query_guard.rules.{rule}"], entry_points=False)
     compat = parse_config({"compat": guard_settings([headers.get("compat", "")])}).compat
     serving = "compat" in headers and compat.procedures == "proxy"
     ctx = GuardContext(
@@ -65,7 +65,7 @@ def test_rule_fixture(path: Path) -> None:
 
 
 def test_every_builtin_rule_has_fixtures() -> None:
-    from proxy.plugins import builtin_rule_names
+    from query_guard.plugins import builtin_rule_names
 
     missing = [r for r in builtin_rule_names() if not list((FIXTURES / r).glob("*.cypher"))]
     assert not missing, f"rules without fixtures: {missing}"

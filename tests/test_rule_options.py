@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from proxy.cli import main
-from proxy.config import parse_config
-from proxy.errors import ConfigError
-from proxy.pipeline import build_guard
+from query_guard.cli import main
+from query_guard.config import parse_config
+from query_guard.errors import ConfigError
+from query_guard.pipeline import build_guard
 
 RULE = '''
 """No star — flags RETURN * (an example third-party rule)."""
-from proxy.api import Finding, Option, Severity, hookimpl
+from query_guard.api import Finding, Option, Severity, hookimpl
 
 OPTIONS = {"severity": Option(str, "warning", "how loud", choices=("warning", "error"))}
 
@@ -79,7 +79,7 @@ def test_rules_command_lists_source_codes_and_options(
     assert rules["no_star"]["source"].startswith("qg-no-star-opts 0.2")
     assert rules["no_star"]["codes"] == ["RET.STAR"]
     assert rules["no_star"]["options"]["severity"]["default"] == "warning"
-    assert rules["read_only"]["source"] == "built-in plugins.read_only"
+    assert rules["read_only"]["source"] == "built-in query_guard.rules.read_only"
     assert "SEC.WRITE" in rules["read_only"]["codes"]
     assert rules["fix_rel_types"]["options"]["min_similarity"]["type"] == "float"
 
@@ -114,7 +114,7 @@ def test_a_disabled_rule_may_keep_its_table() -> None:
 
 
 def test_rule_option_errors_name_the_file_line(no_star: str, tmp_path: Path) -> None:
-    from proxy.config import load_config
+    from query_guard.config import load_config
 
     path = tmp_path / "conf.toml"
     path.write_text('[guard]\nread_only = true\n\n[rules."no_star"]\nseverity = "loud"\n')
@@ -131,7 +131,7 @@ def test_rule_option_errors_name_the_file_line(no_star: str, tmp_path: Path) -> 
 def test_options_produce_a_pydantic_model_and_take_any_annotation() -> None:
     from typing import Literal
 
-    from proxy.options import Option, options_model, resolve_options
+    from query_guard.options import Option, options_model, resolve_options
 
     declared = {
         "schema": Option(Literal["a", "b"], "a", "a name pydantic models use themselves"),

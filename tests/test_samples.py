@@ -1,12 +1,12 @@
-"""The statements `proxy.samples` sends for sample values: reads, as the guard judges them,
+"""The statements `query_guard.samples` sends for sample values: reads, as the guard judges them,
 whatever the (label, property) names; values shown cut and quoted."""
 
 from __future__ import annotations
 
 import pytest
 
-from proxy.pipeline import build_guard
-from proxy.samples import MAX_CHARS, _shown, sample_query, samples_text
+from query_guard.pipeline import build_guard
+from query_guard.samples import MAX_CHARS, _shown, sample_query, samples_text
 
 
 @pytest.mark.parametrize(("label", "prop"), [

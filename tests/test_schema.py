@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.errors import SchemaFormatError
-from proxy.schema import SchemaCatalog
+from query_guard.errors import SchemaFormatError
+from query_guard.schema import SchemaCatalog
 from tests.corpora import corpus
 
 

@@ -13,9 +13,9 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.backends.base import collect
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.runner import ProxyThread
+from query_guard.backends.base import collect
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.runner import ProxyThread
 from tests.test_e2e_falkordb import AUTH, proxy_config
 
 

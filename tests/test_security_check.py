@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.model import Severity, Verdict
-from proxy.pipeline import Guard, build_guard
+from query_guard.model import Severity, Verdict
+from query_guard.pipeline import Guard, build_guard
 from tests.security_corpus import CYPHER_ATTACKS, GREMLIN_ATTACKS, ORDINARY_READS, Case
 
 # The fixes an ordinary read may receive and still count as allowed.

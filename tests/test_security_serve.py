@@ -24,10 +24,10 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from proxy.backends.arcadedb import ArcadeDBServer, unavailable_reason
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 from tests.fingerprint import Fingerprint, bolt_fingerprint, falkordb_fingerprint
 from tests.security_corpus import CYPHER_ATTACKS, ORDINARY_READS, Case
 from tests.test_e2e_arcadedb import PASSWORD_ENV, bolt_backend

@@ -18,23 +18,23 @@ import neo4j
 import pytest
 import redis
 
-from proxy.backend_factory import make_backend
-from proxy.backends.base import BackendUnavailable
-from proxy.backends.bolt_relay import BoltRelayBackend
-from proxy.backends.embedded import free_port
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.config import parse_config
-from proxy.errors import ConfigError
-from proxy.model import Action
-from proxy.runner import _serve
-from proxy.server import ProxyServer, cypher_guard, split_address
+from query_guard.backend_factory import make_backend
+from query_guard.backends.base import BackendUnavailable
+from query_guard.backends.bolt_relay import BoltRelayBackend
+from query_guard.backends.embedded import free_port
+from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.config import parse_config
+from query_guard.errors import ConfigError
+from query_guard.model import Action
+from query_guard.runner import _serve
+from query_guard.server import ProxyServer, cypher_guard, split_address
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"listening on bolt://(\S+) -> (?:.*falkordb://([\d.]+):(\d+)/)?")
 
 
 class ServeProcess:
-    """`python -m proxy serve --config FILE` as a child process; `address` once it listens."""
+    """`python -m query_guard serve --config FILE` as a child process; `address` once it listens."""
 
     def __init__(
         self,
@@ -51,7 +51,7 @@ class ServeProcess:
         self.stderr_path = tmp / "serve.stderr"
         self._stderr: IO[bytes] = self.stderr_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "proxy", "serve", "--config", str(config)],
+            [sys.executable, "-m", "query_guard", "serve", "--config", str(config)],
             stdout=subprocess.PIPE, stderr=self._stderr, text=True, cwd=ROOT,
             env={**os.environ, **(env or {})},
         )  # fmt: skip
@@ -132,7 +132,7 @@ def test_serve_reports_an_unreachable_backend(
 
 def test_python_dash_m_proxy_is_the_command() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "proxy", "--help"], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "query_guard", "--help"], capture_output=True, text=True, cwd=ROOT
     )
     assert out.returncode == 0 and "query-guard" in out.stdout and "serve" in out.stdout
 
@@ -157,7 +157,7 @@ def test_proxy_server_guards_and_cleans_up_after_a_failed_start(tmp_path: Path) 
 
 
 def test_cypher_guard_adapts_the_guard_for_the_frontend() -> None:
-    from proxy.pipeline import build_guard
+    from query_guard.pipeline import build_guard
 
     check = cypher_guard(build_guard())
     assert check("CREATE (n)", {}).action is Action.BLOCK

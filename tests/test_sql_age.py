@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config import parse_config
-from proxy.pipeline import Guard, build_guard
-from proxy.schema import SchemaCatalog
-from proxy.sql.query import SqlQuery
+from query_guard.config import parse_config
+from query_guard.pipeline import Guard, build_guard
+from query_guard.schema import SchemaCatalog
+from query_guard.sql.query import SqlQuery
 
 SCHEMAS = Path(__file__).parent / "fixtures" / "schemas"
 

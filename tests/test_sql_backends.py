@@ -27,14 +27,14 @@ from typing import Any
 import aiohttp
 import pytest
 
-from proxy.backends.limits import TIMEOUT_CODE
-from proxy.backends.sql_postgres import PostgresBackend
-from proxy.backends.sql_sqlite import SqliteBackend, build_northwind
-from proxy.config import parse_config
-from proxy.pipeline import build_guard
-from proxy.runner import ProxyThread
-from proxy.service import QueryResult, QueryService
-from proxy.sql.service import SqlService
+from query_guard.backends.limits import TIMEOUT_CODE
+from query_guard.backends.sql_postgres import PostgresBackend
+from query_guard.backends.sql_sqlite import SqliteBackend, build_northwind
+from query_guard.config import parse_config
+from query_guard.pipeline import build_guard
+from query_guard.runner import ProxyThread
+from query_guard.service import QueryResult, QueryService
+from query_guard.sql.service import SqlService
 from tests.test_sql_limits import HUGE_VALUE
 
 # each carries a marker literal, so a database log that ever saw one would show it

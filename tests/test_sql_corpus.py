@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config import parse_config
-from proxy.pipeline import Guard, build_guard
-from proxy.sql.catalog import SqlCatalog
+from query_guard.config import parse_config
+from query_guard.pipeline import Guard, build_guard
+from query_guard.sql.catalog import SqlCatalog
 
 DATA = Path(__file__).parent / "data" / "spider"
 

@@ -11,9 +11,9 @@ from functools import cache
 import pytest
 from sqlglot import exp
 
-from proxy.config import parse_config
-from proxy.pipeline import Guard, build_guard
-from proxy.sql.functions import SQLGLOT_PURE
+from query_guard.config import parse_config
+from query_guard.pipeline import Guard, build_guard
+from query_guard.sql.functions import SQLGLOT_PURE
 
 # (function name the message must carry, query): all of them PostgreSQL
 ATTACK_FUNCTIONS: list[tuple[str, str]] = [

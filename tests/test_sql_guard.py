@@ -10,8 +10,8 @@ from functools import cache
 
 import pytest
 
-from proxy.config import parse_config
-from proxy.pipeline import Guard, build_guard
+from query_guard.config import parse_config
+from query_guard.pipeline import Guard, build_guard
 
 ATTACKS: list[tuple[str, str]] = [
     # writes and DDL as statements

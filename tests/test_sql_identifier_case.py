@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from proxy.backends.base import BackendError
-from proxy.config import parse_config
-from proxy.model import Verdict
-from proxy.pipeline import Guard, build_guard
-from proxy.sql.catalog import SqlCatalog
-from proxy.sql.service import SqlService
+from query_guard.backends.base import BackendError
+from query_guard.config import parse_config
+from query_guard.model import Verdict
+from query_guard.pipeline import Guard, build_guard
+from query_guard.sql.catalog import SqlCatalog
+from query_guard.sql.service import SqlService
 from tests.test_sql_backends import Database, _run, northwind, postgres
 
 __all__ = ["northwind", "postgres"]  # the fixtures, shared with test_sql_backends

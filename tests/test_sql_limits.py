@@ -22,9 +22,9 @@ import aiohttp
 import neo4j
 import pytest
 
-from proxy.auth import hash_password
-from proxy.config import parse_config
-from proxy.runner import ProxyThread
+from query_guard.auth import hash_password
+from query_guard.config import parse_config
+from query_guard.runner import ProxyThread
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_MS = 2000
@@ -160,7 +160,7 @@ def test_serve_stops_on_sigterm_while_endless_ctes_run(tmp_path: Path) -> None:
     )
     stderr = (tmp_path / "serve.stderr").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "proxy", "serve", "--config", str(config)],
+        [sys.executable, "-m", "query_guard", "serve", "--config", str(config)],
         stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip

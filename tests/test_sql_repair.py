@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from proxy.backends.sql_sqlite import SqliteBackend
-from proxy.config import parse_config
-from proxy.pipeline import build_guard
-from proxy.repair.model import RepairSettings
-from proxy.service import QueryResult, QueryService
-from proxy.sql.repair import blank_aggregates
-from proxy.sql.service import SqlService
+from query_guard.backends.sql_sqlite import SqliteBackend
+from query_guard.config import parse_config
+from query_guard.pipeline import build_guard
+from query_guard.repair.model import RepairSettings
+from query_guard.service import QueryResult, QueryService
+from query_guard.sql.repair import blank_aggregates
+from query_guard.sql.service import SqlService
 from tests.test_sql_backends import Database, _run, database, northwind, postgres
 
 __all__ = ["database", "northwind", "postgres"]  # the fixtures, shared with test_sql_backends
@@ -182,7 +182,7 @@ def test_http_query_repairs_sql_and_reads_the_repair_settings(tmp_path: Path) ->
 
     import aiohttp
 
-    from proxy.runner import ProxyThread
+    from query_guard.runner import ProxyThread
 
     async def post(base: str, body: dict[str, Any]) -> Any:
         async with aiohttp.ClientSession() as session, session.post(
@@ -236,8 +236,8 @@ def test_http_query_repairs_sql_and_reads_the_repair_settings(tmp_path: Path) ->
 def test_bindings(text: str, bound: list[str]) -> None:
     import sqlglot
 
-    from proxy.sql.catalog import SqlCatalog
-    from proxy.sql.grounding import extract_bindings
+    from query_guard.sql.catalog import SqlCatalog
+    from query_guard.sql.grounding import extract_bindings
 
     catalog = SqlCatalog.from_text(
         "customers(id integer, a text, city text, country text); orders(id integer, city text, "

@@ -21,10 +21,10 @@ from gremlin_python.driver.protocol import GremlinServerError
 from gremlin_python.driver.serializer import GraphBinarySerializersV1
 from gremlin_python.process.traversal import Bytecode, Traverser
 
-from proxy.config import parse_config
-from proxy.gremlin.bytecode import to_bytecode
-from proxy.gremlin.parser import parse_traversal
-from proxy.runner import ProxyThread
+from query_guard.config import parse_config
+from query_guard.gremlin.bytecode import to_bytecode
+from query_guard.gremlin.parser import parse_traversal
+from query_guard.runner import ProxyThread
 from tests.gherkin import GraphIndex, check, to_value
 
 GRAPH_FILES = {

@@ -27,14 +27,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy.backends.base import BackendError, collect  # noqa: E402
-from proxy.backends.embedded import EmbeddedFalkorDB  # noqa: E402
-from proxy.backends.falkordb import FalkorDBBackend  # noqa: E402
-from proxy.config import parse_config  # noqa: E402
-from proxy.discovery import discover_schema  # noqa: E402
-from proxy.pipeline import Guard, build_guard  # noqa: E402
-from proxy.repair.repairer import Repairer, RepairSettings  # noqa: E402
-from proxy.schema import SchemaCatalog  # noqa: E402
+from query_guard.backends.base import BackendError, collect  # noqa: E402
+from query_guard.backends.embedded import EmbeddedFalkorDB  # noqa: E402
+from query_guard.backends.falkordb import FalkorDBBackend  # noqa: E402
+from query_guard.config import parse_config  # noqa: E402
+from query_guard.discovery import discover_schema  # noqa: E402
+from query_guard.pipeline import Guard, build_guard  # noqa: E402
+from query_guard.repair.repairer import Repairer, RepairSettings  # noqa: E402
+from query_guard.schema import SchemaCatalog  # noqa: E402
 
 Result = tuple[list[str], list[list[Any]]] | None  # None: error or blocked
 # How the client calls the loop: sending no question (safe repairs only) or its question

@@ -17,9 +17,9 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from proxy.backends.base import BackendUnavailable
-from proxy.backends.embedded import DEMO_GRAPHS, _die_with_parent, free_port
-from proxy.backends.process import ServerProcess, terminate
+from query_guard.backends.base import BackendUnavailable
+from query_guard.backends.embedded import DEMO_GRAPHS, _die_with_parent, free_port
+from query_guard.backends.process import ServerProcess, terminate
 
 DEFAULT_DATABASE = "movies"
 PASSWORD_FILE = "root-password"

@@ -18,12 +18,12 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
-from proxy.backends.base import BackendError, BackendUnavailable
-from proxy.bolt import messages as m
-from proxy.bolt.packstream import Packed
-from proxy.bolt.relay_results import AuthKey, RelayResult, RelayTransaction
-from proxy.bolt.upstream import UpstreamConnection
-from proxy.tls import client_context
+from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.bolt import messages as m
+from query_guard.bolt.packstream import Packed
+from query_guard.bolt.relay_results import AuthKey, RelayResult, RelayTransaction
+from query_guard.bolt.upstream import UpstreamConnection
+from query_guard.tls import client_context
 
 DEFAULT_PORT = 7687
 

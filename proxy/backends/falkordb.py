@@ -2,7 +2,7 @@
 result model. Used for an upstream FalkorDB and for the embedded default (DESIGN §8: FalkorDB's
 own Bolt listener is unreliable, RESP is not).
 
-Transport is `proxy.backends.resp`: our own connections and pool, hiredis as the reply parser
+Transport is `query_guard.backends.resp`: our own connections and pool, hiredis as the reply parser
 (`benchmarks/resp_client.py`: redis-py's asyncio client cost ~100 µs more per small reply,
 our earlier pure-Python parser 3x more on big ones). We decode the compact reply ourselves
 (lazily, one fetched batch at a time) because the `falkordb` package's decoder loses types the
@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from proxy.backends.base import BackendError, BackendUnavailable, ResultSummary
-from proxy.backends.falkordb_codec import (
+from query_guard.backends.base import BackendError, BackendUnavailable, ResultSummary
+from query_guard.backends.falkordb_codec import (
     EXECUTION_FAILED,
     GraphSchemaIds,
     UnknownSchemaId,
@@ -29,8 +29,8 @@ from proxy.backends.falkordb_codec import (
     query_type,
     text,
 )
-from proxy.backends.limits import is_timeout, timeout_error
-from proxy.backends.resp import RespConnectionError, RespError, RespPool, RespTimeout
+from query_guard.backends.limits import is_timeout, timeout_error
+from query_guard.backends.resp import RespConnectionError, RespError, RespPool, RespTimeout
 
 DEFAULT_PORT = 6379
 DEFAULT_GRAPH = "movies"

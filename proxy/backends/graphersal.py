@@ -1,13 +1,14 @@
 """The embedded Gremlin backend: graphersal (a Rust Gremlin engine in-process, no JVM).
 
-A guarded traversal AST is printed in graphersal's dialect (`proxy.gremlin.graphersal_dialect`)
-and executed in a worker thread (graphersal releases the GIL), under graphersal's read-only
-access policy when `[guard] read_only` (a second line of defence behind `gremlin_read_only`)
-and an evaluation timeout. Results are converted to gremlinpython's types (Vertex, Edge) so the
-Gremlin front's serializers carry them as Gremlin Server would.
+A guarded traversal AST is printed in graphersal's dialect
+(`query_guard.gremlin.graphersal_dialect`) and executed in a worker thread (graphersal
+releases the GIL), under graphersal's read-only access policy when `[guard] read_only` (a
+second line of defence behind `gremlin_read_only`) and an evaluation timeout. Results are
+converted to gremlinpython's types (Vertex, Edge) so the Gremlin front's serializers carry
+them as Gremlin Server would.
 
 Data: the GraphSON files named by `[backend] gremlin_data`, else the IT-support demo graph
-(`proxy.data.it_support`, SEGRA's case graph); kept as a snapshot under
+(`query_guard.data.it_support`, SEGRA's case graph); kept as a snapshot under
 `<data_dir>/graphersal/graph.gsnap` after the first start.
 """
 
@@ -29,15 +30,15 @@ import graphersal as gs
 from gremlin_python.structure.graph import Edge, Vertex
 from gremlin_python.structure.io.util import HashableDict
 
-from proxy.backends.base import BackendError
-from proxy.backends.graphersal_json import (
+from query_guard.backends.base import BackendError
+from query_guard.backends.graphersal_json import (
     NON_STRING_KEYS as _NON_STRING_KEYS,
 )
-from proxy.backends.graphersal_json import JsonEdge, JsonVertex, from_json
-from proxy.gremlin import ast
-from proxy.gremlin.graphersal_dialect import Rendered, Unsupported, render
-from proxy.gremlin.result_shape import id_keys, reshape, shape_of, with_ids
-from proxy.gremlin.terminal import finish
+from query_guard.backends.graphersal_json import JsonEdge, JsonVertex, from_json
+from query_guard.gremlin import ast
+from query_guard.gremlin.graphersal_dialect import Rendered, Unsupported, render
+from query_guard.gremlin.result_shape import id_keys, reshape, shape_of, with_ids
+from query_guard.gremlin.terminal import finish
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class GraphersalBackend:
         if data:
             what = ", ".join(str(p) for p in data)
         else:
-            from proxy.data import it_support
+            from query_guard.data import it_support
 
             folder = data_dir if data_dir is not None else Path(tempfile.mkdtemp())
             data = [str(it_support.write(folder / "it-support.json"))]

@@ -2,10 +2,10 @@
 JanusGraph, Neptune, TinkerGraph Server, Cosmos DB — or another query-guard).
 
 Bytecode only: the judged traversal AST is translated to gremlinpython `Bytecode`
-(`proxy.gremlin.bytecode.to_bytecode`, variables as bindings) and submitted with
+(`query_guard.gremlin.bytecode.to_bytecode`, variables as bindings) and submitted with
 gremlinpython's own client (GraphBinary, pooled); no script text ever leaves the proxy, so the
 server's Groovy engine never sees anything the guard did not judge. The terminal step is
-applied to the returned list the way Gremlin Server would (`proxy.gremlin.terminal`).
+applied to the returned list the way Gremlin Server would (`query_guard.gremlin.terminal`).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from gremlin_python.process.graph_traversal import GraphTraversalSource, __
 from gremlin_python.process.traversal import Traverser
 from gremlin_python.structure.graph import Graph
 
-from proxy.backends.base import BackendError, BackendUnavailable
-from proxy.gremlin import ast
-from proxy.gremlin.bytecode import to_bytecode
-from proxy.gremlin.errors import BytecodeError
-from proxy.gremlin.terminal import UnsupportedTerminal, finish, terminal_of
+from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.gremlin import ast
+from query_guard.gremlin.bytecode import to_bytecode
+from query_guard.gremlin.errors import BytecodeError
+from query_guard.gremlin.terminal import UnsupportedTerminal, finish, terminal_of
 
 log = logging.getLogger(__name__)
 

@@ -6,5 +6,5 @@ temporal parameters kept lossless), `messages` (requests, responses, chunk frami
 `context` (what a server's connections share), `conversation` (one connection's state),
 `session` (the state machine), `queries` (RUN through the guard), `streaming` (PULL /
 DISCARD). Our upstream client: `upstream` (one connection) and `relay_results`, used by
-`proxy.backends.bolt_relay`. The asyncio server lives in `proxy.frontends.bolt`.
+`query_guard.backends.bolt_relay`. The asyncio server lives in `query_guard.frontends.bolt`.
 """

@@ -8,17 +8,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from proxy.backends.base import Backend, BackendError
-from proxy.model import Verdict
-from proxy.run.cypher import CypherExecution
-from proxy.run.guard_pool import GuardPool
-from proxy.run.limits import Limits
-from proxy.run.runner import Route, Runner
+from query_guard.backends.base import Backend, BackendError
+from query_guard.model import Verdict
+from query_guard.run.cypher import CypherExecution
+from query_guard.run.guard_pool import GuardPool
+from query_guard.run.limits import Limits
+from query_guard.run.runner import Route, Runner
 
 if TYPE_CHECKING:
-    from proxy.repair.repairer import Repairer
+    from query_guard.repair.repairer import Repairer
 
-log = logging.getLogger("proxy.bolt")
+log = logging.getLogger("query_guard.bolt")
 
 Guard = Callable[[str, dict[str, Any]], Verdict]
 OnQuery = Callable[[dict[str, Any]], None]
@@ -62,7 +62,7 @@ class ServerContext:
     limits: Limits = field(default_factory=Limits)
     # where the guard runs, off the event loop (None: inline, for tests of the state machine)
     guard_pool: GuardPool | None = None
-    # the request path (`proxy.run`); None: one built from the fields above
+    # the request path (`query_guard.run`); None: one built from the fields above
     runner: Runner = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

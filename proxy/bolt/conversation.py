@@ -9,16 +9,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.backends.base import BackendError, ResultStream, Transaction
-from proxy.bolt import diagnostics as diag
-from proxy.bolt import messages as m
-from proxy.bolt.context import DatabaseNotServed, Output, ServerContext
-from proxy.bolt.handshake import Version
-from proxy.bolt.state import State
-from proxy.bolt.values import ValueCodec
-from proxy.model import Verdict
+from query_guard.backends.base import BackendError, ResultStream, Transaction
+from query_guard.bolt import diagnostics as diag
+from query_guard.bolt import messages as m
+from query_guard.bolt.context import DatabaseNotServed, Output, ServerContext
+from query_guard.bolt.handshake import Version
+from query_guard.bolt.state import State
+from query_guard.bolt.values import ValueCodec
+from query_guard.model import Verdict
 
-log = logging.getLogger("proxy.bolt")
+log = logging.getLogger("query_guard.bolt")
 
 
 @dataclass

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from proxy.bolt.handshake import Version
-from proxy.model import Finding, Severity, Verdict
-from proxy.run.status import (
+from query_guard.bolt.handshake import Version
+from query_guard.model import Finding, Severity, Verdict
+from query_guard.run.status import (
     FORBIDDEN,
     PROCEDURE_NOT_FOUND,
     REQUEST_INVALID,
@@ -21,7 +21,7 @@ from proxy.run.status import (
     blocking_findings,
     finding_line,
 )
-from proxy.run.status import (
+from query_guard.run.status import (
     UNKNOWN_ERROR as UNKNOWN_ERROR,  # re-exported: the fronts name it diag.UNKNOWN_ERROR
 )
 

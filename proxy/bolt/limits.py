@@ -1,9 +1,9 @@
 """Connection caps of the Bolt front (`[limits] max_connections`, `max_connections_per_client`);
-the per-query limits are the runner's (`proxy.run.limits`)."""
+the per-query limits are the runner's (`query_guard.run.limits`)."""
 
 from __future__ import annotations
 
-from proxy.run.limits import Limits
+from query_guard.run.limits import Limits
 
 
 def connection_refusal(open_hosts: list[str], host: str, limits: Limits) -> str | None:

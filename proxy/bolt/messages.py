@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.bolt.packstream import (
+from query_guard.bolt.packstream import (
     InvalidValue,
     PackStreamError,
     TooManyValues,
     Unpacker,
     pack,
 )
-from proxy.bolt.values import ValueCodec
+from query_guard.bolt.values import ValueCodec
 
 MAX_CHUNK = 0xFFFF
 MESSAGE_SIZE = "LIM.MESSAGE_SIZE"  # the finding code of a message over its value budget

@@ -2,7 +2,7 @@
 
 `pack` appends one value to a bytearray; `Unpacker` reads values back. Both are type-neutral:
 structures travel as `Structure(tag, fields)` and the caller supplies the hooks that map them to
-and from domain types (see `proxy.bolt.values`), because the mapping depends on the negotiated
+and from domain types (see `query_guard.bolt.values`), because the mapping depends on the negotiated
 Bolt version.
 """
 

@@ -1,5 +1,5 @@
 """RUN, PULL and DISCARD for one Bolt connection (`QueryHandler`, given the connection's
-`Conversation`). A RUN becomes a `QueryRequest` for the runner (`proxy.run`: the guard, the
+`Conversation`). A RUN becomes a `QueryRequest` for the runner (`query_guard.run`: the guard, the
 backend, the repair loop, the audit record), and its outcome becomes the RUN's SUCCESS (the
 result then waits for PULL) or a FAILURE; records stream to the client relayed undecoded when
 the backend offers them so (`raw_source`)."""
@@ -9,16 +9,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from proxy.backends.base import BackendError, ResultStream
-from proxy.bolt import diagnostics as diag
-from proxy.bolt import messages as m
-from proxy.bolt.conversation import Conversation, OpenResult
-from proxy.bolt.state import State
-from proxy.bolt.streaming import ResultPump, raw_source
-from proxy.model import Verdict
-from proxy.run.request import Outcome, QueryRequest
+from query_guard.backends.base import BackendError, ResultStream
+from query_guard.bolt import diagnostics as diag
+from query_guard.bolt import messages as m
+from query_guard.bolt.conversation import Conversation, OpenResult
+from query_guard.bolt.state import State
+from query_guard.bolt.streaming import ResultPump, raw_source
+from query_guard.model import Verdict
+from query_guard.run.request import Outcome, QueryRequest
 
-log = logging.getLogger("proxy.bolt")
+log = logging.getLogger("query_guard.bolt")
 
 
 class QueryHandler:

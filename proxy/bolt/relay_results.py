@@ -1,4 +1,4 @@
-"""The relay backend's results and transactions (`proxy.backends.bolt_relay`): one upstream
+"""The relay backend's results and transactions (`query_guard.backends.bolt_relay`): one upstream
 result keeps the framed RECORDs of its PULL in flight undecoded, hands them out raw
 (`fetch_raw`) or decoded (`fetch`), and returns its connection to the pool when it ends."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from proxy.backends.base import BackendError, ResultSummary
-from proxy.bolt import messages as m
-from proxy.bolt.packstream import Packed
-from proxy.bolt.upstream import UpstreamConnection, decode_record
+from query_guard.backends.base import BackendError, ResultSummary
+from query_guard.bolt import messages as m
+from query_guard.bolt.packstream import Packed
+from query_guard.bolt.upstream import UpstreamConnection, decode_record
 
 _NO_EXTRA = Packed.of({})
 REWIND_LIMIT = 16  # records a result remembers for `rewind` (the repair loop peeks at 2)

@@ -14,17 +14,17 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from proxy.backends.base import BackendError
-from proxy.bolt import diagnostics as diag
-from proxy.bolt import messages as m
-from proxy.bolt.context import Output, ServerContext
-from proxy.bolt.conversation import Conversation
-from proxy.bolt.handshake import Version
-from proxy.bolt.queries import QueryHandler
-from proxy.bolt.state import State
-from proxy.bolt.values import ValueCodec
+from query_guard.backends.base import BackendError
+from query_guard.bolt import diagnostics as diag
+from query_guard.bolt import messages as m
+from query_guard.bolt.context import Output, ServerContext
+from query_guard.bolt.conversation import Conversation
+from query_guard.bolt.handshake import Version
+from query_guard.bolt.queries import QueryHandler
+from query_guard.bolt.state import State
+from query_guard.bolt.values import ValueCodec
 
-log = logging.getLogger("proxy.bolt")
+log = logging.getLogger("query_guard.bolt")
 
 # Which requests each state accepts (RESET and GOODBYE are accepted everywhere).
 _ALLOWED: dict[State, set[int]] = {

@@ -12,13 +12,13 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from proxy.backends.base import ResultStream
-from proxy.bolt import diagnostics as diag
-from proxy.bolt import messages as m
-from proxy.bolt.conversation import Conversation, OpenResult
-from proxy.bolt.values import ValueCodec
-from proxy.clock import elapsed_ms
-from proxy.run.cuts import result_size_finding
+from query_guard.backends.base import ResultStream
+from query_guard.bolt import diagnostics as diag
+from query_guard.bolt import messages as m
+from query_guard.bolt.conversation import Conversation, OpenResult
+from query_guard.bolt.values import ValueCodec
+from query_guard.clock import elapsed_ms
+from query_guard.run.cuts import result_size_finding
 
 
 def raw_source(stream: ResultStream, client: tuple[int, int]) -> Any:

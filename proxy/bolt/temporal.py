@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from proxy.backends.base import Temporal
-from proxy.bolt.packstream import InvalidValue, Structure
+from query_guard.backends.base import Temporal
+from query_guard.bolt.packstream import InvalidValue, Structure
 
 DATE, TIME, LOCAL_TIME, LOCAL_DATE_TIME = 0x44, 0x54, 0x74, 0x64
 DATE_TIME, DATE_TIME_ZONE_ID = 0x49, 0x69  # Bolt 5 (and 4.4 + utc patch): UTC seconds

@@ -13,12 +13,12 @@ import ssl
 from collections import deque
 from typing import Any
 
-from proxy.backends.base import BackendError, BackendUnavailable
-from proxy.backends.limits import is_timeout, timeout_error
-from proxy.bolt import messages as m
-from proxy.bolt.handshake import HandshakeError, Version, client_choice, client_request
-from proxy.bolt.packstream import PackStreamError, Unpacker
-from proxy.bolt.values import ValueCodec
+from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.backends.limits import is_timeout, timeout_error
+from query_guard.bolt import messages as m
+from query_guard.bolt.handshake import HandshakeError, Version, client_choice, client_request
+from query_guard.bolt.packstream import PackStreamError, Unpacker
+from query_guard.bolt.values import ValueCodec
 
 LOST = -1  # Response.tag when the connection died before the reply came
 USER_AGENT = "query-guard/0.1"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from proxy.backends.base import (
+from query_guard.backends.base import (
     Duration,
     GraphNode,
     GraphPath,
@@ -20,8 +20,8 @@ from proxy.backends.base import (
     Point,
     Temporal,
 )
-from proxy.bolt.packstream import InvalidValue, PackStreamError, Structure
-from proxy.bolt.temporal import (
+from query_guard.bolt.packstream import InvalidValue, PackStreamError, Structure
+from query_guard.bolt.temporal import (
     DATE,
     DATE_TIME,
     DATE_TIME_ZONE_ID,

@@ -1,6 +1,6 @@
 """The database's indexes and constraints, read at schema discovery, as the rows of Neo4j 5's
 `SHOW INDEXES` and `SHOW CONSTRAINTS` (their default columns, in order), which the proxy then
-answers from its catalog (`proxy.compat.procedures`).
+answers from its catalog (`query_guard.compat.procedures`).
 
 * A Bolt backend that has the commands (Neo4j, ArcadeDB) is asked `SHOW INDEXES` / `SHOW
   CONSTRAINTS` and its rows are kept as they come, column by column; a value JSON cannot hold
@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from proxy.backends.base import Backend, BackendError, BackendUnavailable, collect
+from query_guard.backends.base import Backend, BackendError, BackendUnavailable, collect
 
 Row = dict[str, Any]
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from proxy.compat.literals import identifier, literal
-from proxy.compat.procedures import Row
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
-from proxy.model import Edit
+from query_guard.compat.literals import identifier, literal
+from query_guard.compat.procedures import Row
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
+from query_guard.model import Edit
 
 ROW = "__qg_row"
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from proxy.cypher.ast import Expr, SchemaCommand
+from query_guard.cypher.ast import Expr, SchemaCommand
 
 
 @dataclass(eq=False, slots=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from lark import Token
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     BinaryOp,
     Expr,
     LabelCheck,

@@ -2,8 +2,8 @@ r"""The canonical emitter: the Cypher text that leaves the proxy, re-printed fro
 own tokens (DESIGN §1), so the database runs exactly what the guard judged.
 
 The tokens are those of the contextual lexer run that produced the judged AST
-(`proxy.cypher.parser.parse_tokens`). Comments and whitespace are not tokens, so they are gone;
-tokens are joined by nothing, or by one space where the two would otherwise read as one (two
+(`query_guard.cypher.parser.parse_tokens`). Comments and whitespace are not tokens, so they are
+gone; tokens are joined by nothing, or by one space where the two would otherwise read as one (two
 word-like tokens, two operator characters, a number beside a dot) or a reader expects one.
 String literals are decoded and re-encoded with single quotes and only the escapes every
 Cypher reader agrees on (`\\`, `\'`, `\n`, `\r`, `\t`, `\b`, `\f`, and `\uXXXX` for other
@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 from lark import Token
 
-from proxy.cypher import ast
-from proxy.cypher.build_parts import parse_int, unescape_name, unescape_string
-from proxy.model import Edit, apply_edits
-from proxy.tree import TreeNode
-from proxy.unsafe_chars import UNSAFE, describe
+from query_guard.cypher import ast
+from query_guard.cypher.build_parts import parse_int, unescape_name, unescape_string
+from query_guard.model import Edit, apply_edits
+from query_guard.tree import TreeNode
+from query_guard.unsafe_chars import UNSAFE, describe
 
 if TYPE_CHECKING:
-    from proxy.cypher.query import CypherQuery
+    from query_guard.cypher.query import CypherQuery
 
 __all__ = [
     "AmbiguousText",
@@ -269,7 +269,7 @@ def emit_query(query: CypherQuery, edits: Sequence[Edit] = ()) -> str:
     if edits:
         spliced = _splice(query, edits)
         if spliced is None:
-            from proxy.cypher.query import CypherQuery
+            from query_guard.cypher.query import CypherQuery
 
             return emit_query(CypherQuery.parse(apply_edits(query.text, list(edits))))
         return emit_tokens(spliced)
@@ -291,7 +291,7 @@ def _plain_gaps(text: str, tokens: Sequence[Token]) -> bool:
 
 
 def _check_relex(text: str, pieces: Sequence[tuple[str, str]]) -> None:
-    from proxy.cypher.parser import CypherSyntaxError, parse_tokens
+    from query_guard.cypher.parser import CypherSyntaxError, parse_tokens
 
     try:
         _, tokens = parse_tokens(text)

@@ -8,7 +8,7 @@ embedding provider the query picks), no running of Cypher text, no sleeping, no 
 server configuration or other databases.
 
 docs/functions.md is generated from this module and proxy/sql/functions.py (SQL's lists)
-(`python -m proxy.cypher.functions > docs/functions.md`), and a test keeps it in step.
+(`python -m query_guard.cypher.functions > docs/functions.md`), and a test keeps it in step.
 """
 
 from __future__ import annotations
@@ -139,13 +139,13 @@ def is_allowed_function(name: str, extra: Iterable[str] = ()) -> bool:
 
 def render_markdown() -> str:
     """docs/functions.md: every allowed function, by group (Cypher, then SQL per dialect)."""
-    from proxy.sql.functions import render_markdown as render_sql_markdown  # loads sqlglot
+    from query_guard.sql.functions import render_markdown as render_sql_markdown  # loads sqlglot
 
     lines = [
         "# Functions allowed in read-only mode",
         "",
         "Generated from `proxy/cypher/functions.py` and `proxy/sql/functions.py` by",
-        "`python -m proxy.cypher.functions > docs/functions.md`; do not edit by hand",
+        "`python -m query_guard.cypher.functions > docs/functions.md`; do not edit by hand",
         "(tests/test_read_only_show.py checks it is current).",
         "",
         "With `[guard] read_only = true` (the default) a Cypher query may call only the functions",

@@ -6,12 +6,12 @@ from __future__ import annotations
 import difflib
 import re
 
-from proxy.cypher.emit import emit_query
-from proxy.cypher.parser import CypherSyntaxError
-from proxy.cypher.query import CypherQuery
-from proxy.cypher.statement import statement_facts
-from proxy.language import Language
-from proxy.model import Finding, Severity
+from query_guard.cypher.emit import emit_query
+from query_guard.cypher.parser import CypherSyntaxError
+from query_guard.cypher.query import CypherQuery
+from query_guard.cypher.statement import statement_facts
+from query_guard.language import Language
+from query_guard.model import Finding, Severity
 
 
 def cypher_language() -> Language:

@@ -14,9 +14,9 @@ import re
 from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from proxy.cypher.ast import Script
-from proxy.cypher.build_parts import BuildError
-from proxy.cypher.transform import CypherBuilder
+from query_guard.cypher.ast import Script
+from query_guard.cypher.build_parts import BuildError
+from query_guard.cypher.transform import CypherBuilder
 
 __all__ = ["CypherSyntaxError", "parse", "parse_tokens"]
 
@@ -170,7 +170,7 @@ def _parser() -> Lark:
     grammar is conflict-free, so without it we still build, just without the re-check.
     """
     return Lark.open_from_package(
-        "grammars",
+        "query_guard.grammars",
         "cypher.lark",
         parser="lalr",
         lexer="contextual",

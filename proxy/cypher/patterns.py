@@ -8,10 +8,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
-from proxy.model import Edit
-from proxy.schema import SchemaCatalog
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
+from query_guard.model import Edit
+from query_guard.schema import SchemaCatalog
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

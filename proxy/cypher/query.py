@@ -9,9 +9,9 @@ from typing import TypeVar
 
 from lark import Token
 
-from proxy.cypher import ast
-from proxy.cypher.parser import parse_tokens
-from proxy.cypher.scopes import Scopes, resolve
+from query_guard.cypher import ast
+from query_guard.cypher.parser import parse_tokens
+from query_guard.cypher.scopes import Scopes, resolve
 
 N = TypeVar("N", bound=ast.Node)
 
@@ -29,7 +29,7 @@ class CypherQuery:
 
     @classmethod
     def parse(cls, text: str) -> CypherQuery:
-        """Raises `proxy.cypher.parser.CypherSyntaxError` on unparsable text."""
+        """Raises `query_guard.cypher.parser.CypherSyntaxError` on unparsable text."""
         script, tokens = parse_tokens(text)
         return cls(text, script, tokens)
 

@@ -1,4 +1,4 @@
-"""What scope resolution (`proxy.cypher.scopes.resolve`) knows about a query: one `Scope` per
+"""What scope resolution (`query_guard.cypher.scopes.resolve`) knows about a query: one `Scope` per
 stretch of the query (its bound variables and their certain labels) and `Scopes`, the answers
 rules ask for (`labels(node)`, `scope_of(node)`)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     LabelAnd,
     LabelExpr,
     LabelName,

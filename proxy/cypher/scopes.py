@@ -12,7 +12,7 @@ Label disjunctions and negations (`:A|B`, `:!A`) give no certainty. Pure: no I/O
 
 from __future__ import annotations
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     BinaryOp,
     CallProcedure,
     CallSubquery,
@@ -48,7 +48,7 @@ from proxy.cypher.ast import (
     Variable,
     With,
 )
-from proxy.cypher.scope_table import Scope, Scopes, certain_labels
+from query_guard.cypher.scope_table import Scope, Scopes, certain_labels
 
 __all__ = ["Scopes", "resolve"]
 

@@ -12,8 +12,8 @@ Example::
 
 from __future__ import annotations
 
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
 
 _WRITES = (ast.Create, ast.Merge, ast.Delete, ast.SetClause, ast.Remove, ast.Foreach)
 # clauses that read the graph (or return rows) next to a write: `MATCH … SET` is `rw`

@@ -12,7 +12,7 @@ from typing import Any
 
 from lark import Token, Transformer, Tree
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     BinaryOp,
     CallProcedure,
     CallSubquery,
@@ -40,7 +40,7 @@ from proxy.cypher.ast import (
     Variable,
     With,
 )
-from proxy.cypher.build_parts import (
+from query_guard.cypher.build_parts import (
     BuildError,
     Part,
     ex,
@@ -49,10 +49,10 @@ from proxy.cypher.build_parts import (
     span_of,
     tok_span,
 )
-from proxy.cypher.transform_expr import ExprBuilder
-from proxy.cypher.transform_pattern import PatternBuilder
-from proxy.cypher.transform_schema import SchemaBuilder
-from proxy.cypher.transform_show import ShowBuilder
+from query_guard.cypher.transform_expr import ExprBuilder
+from query_guard.cypher.transform_pattern import PatternBuilder
+from query_guard.cypher.transform_schema import SchemaBuilder
+from query_guard.cypher.transform_show import ShowBuilder
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
 _ADMIN_WORDS = frozenset(

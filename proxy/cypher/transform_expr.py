@@ -12,7 +12,7 @@ from typing import Any
 
 from lark import Token
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     BinaryOp,
     CaseExpr,
     FunctionCall,
@@ -38,7 +38,7 @@ from proxy.cypher.ast import (
     UnaryOp,
     Variable,
 )
-from proxy.cypher.build_parts import (
+from query_guard.cypher.build_parts import (
     BracedMapProjection,
     BuildError,
     Paren,

@@ -10,7 +10,7 @@ from typing import Any
 
 from lark import Token
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     NodePattern,
     PathPattern,
     PatternElement,
@@ -20,7 +20,7 @@ from proxy.cypher.ast import (
     Variable,
     VarLength,
 )
-from proxy.cypher.build_parts import (
+from query_guard.cypher.build_parts import (
     BuildError,
     Part,
     as_node_pattern,

@@ -10,9 +10,9 @@ from typing import Any
 
 from lark import Token
 
-from proxy.cypher.ast import Expr, MapLiteral, Parameter, SingleQuery, Variable
-from proxy.cypher.ast_schema import SchemaDefinition
-from proxy.cypher.build_parts import Part, span_of, tok_span, unescape_name
+from query_guard.cypher.ast import Expr, MapLiteral, Parameter, SingleQuery, Variable
+from query_guard.cypher.ast_schema import SchemaDefinition
+from query_guard.cypher.build_parts import Part, span_of, tok_span, unescape_name
 
 # keyword tokens that make up a command's kind (`CREATE VECTOR INDEX`)
 _KIND_WORDS = frozenset(

@@ -12,7 +12,7 @@ from typing import Any
 
 from lark import Token
 
-from proxy.cypher.ast import (
+from query_guard.cypher.ast import (
     Expr,
     OtherClause,
     ProjectionItem,
@@ -21,7 +21,7 @@ from proxy.cypher.ast import (
     SingleQuery,
     SortItem,
 )
-from proxy.cypher.build_parts import Part, ex, exprs, span_of
+from query_guard.cypher.build_parts import Part, ex, exprs, span_of
 
 # tokens of a target that are names or punctuation, not part of the command's kind
 _NOT_WORDS = frozenset({"PARAM", "COMMA", "DOT", "NAME", "ESCAPED_NAME"})

@@ -1,7 +1,7 @@
 """The Bolt frontend: an asyncio server that neo4j drivers connect to instead of the database.
 
 `BoltFrontend` listens (plain or TLS) and makes one `BoltProtocol`
-(`proxy.frontends.bolt_connection`) per client connection; the server and the other
+(`query_guard.frontends.bolt_connection`) per client connection; the server and the other
 connections carry on whatever one client does.
 """
 
@@ -14,19 +14,19 @@ import ssl
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from proxy.backends.base import Backend
-from proxy.bolt import messages as m
-from proxy.bolt.context import Authenticate, Guard, OnQuery, ServerContext
-from proxy.bolt.handshake import SUPPORTED_VERSIONS, Version
-from proxy.frontends.bolt_connection import HANDSHAKE_TIMEOUT, BoltProtocol
-from proxy.run.guard_pool import GuardPool
-from proxy.run.limits import Limits
-from proxy.run.runner import Runner
+from query_guard.backends.base import Backend
+from query_guard.bolt import messages as m
+from query_guard.bolt.context import Authenticate, Guard, OnQuery, ServerContext
+from query_guard.bolt.handshake import SUPPORTED_VERSIONS, Version
+from query_guard.frontends.bolt_connection import HANDSHAKE_TIMEOUT, BoltProtocol
+from query_guard.run.guard_pool import GuardPool
+from query_guard.run.limits import Limits
+from query_guard.run.runner import Runner
 
 if TYPE_CHECKING:
-    from proxy.repair.repairer import Repairer
+    from query_guard.repair.repairer import Repairer
 
-log = logging.getLogger("proxy.bolt")
+log = logging.getLogger("query_guard.bolt")
 
 
 class BoltFrontend:

@@ -11,14 +11,14 @@ import itertools
 import logging
 from collections import deque
 
-from proxy.bolt import messages as m
-from proxy.bolt.context import ServerContext
-from proxy.bolt.handshake import SUPPORTED_VERSIONS, HandshakeError, ServerHandshake, Version
-from proxy.bolt.limits import connection_refusal
-from proxy.bolt.session import BoltSession
-from proxy.bolt.state import State
+from query_guard.bolt import messages as m
+from query_guard.bolt.context import ServerContext
+from query_guard.bolt.handshake import SUPPORTED_VERSIONS, HandshakeError, ServerHandshake, Version
+from query_guard.bolt.limits import connection_refusal
+from query_guard.bolt.session import BoltSession
+from query_guard.bolt.state import State
 
-log = logging.getLogger("proxy.bolt")
+log = logging.getLogger("query_guard.bolt")
 
 HANDSHAKE_TIMEOUT = 10.0
 # Flow control on the read side: stop reading while this many requests (or bytes of them)

@@ -1,5 +1,5 @@
 """What the Gremlin front reads from a request and writes into a response, beside the
-protocol (`proxy.gremlin.wire`): the bindings and the client's question a bytecode carries,
+protocol (`query_guard.gremlin.wire`): the bindings and the client's question a bytecode carries,
 the block message, the findings as status attributes, and a refusal (`Rejected`)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
-from proxy.gremlin import wire
-from proxy.model import Finding, Severity, Verdict
-from proxy.run.status import REQUEST_INVALID, UNKNOWN_ERROR
+from query_guard.gremlin import wire
+from query_guard.model import Finding, Severity, Verdict
+from query_guard.run.status import REQUEST_INVALID, UNKNOWN_ERROR
 
 # the audit line's `error` of a refusal that no finding or backend code explains
 _CODE_OF_STATUS = {
@@ -22,7 +22,7 @@ _CODE_OF_STATUS = {
 class Rejected(Exception):
     """A request answered with an error `status` (TinkerPop's number). `code` is what the
     audit line writes as `error`, a code string as on the Bolt front: the Neo4j status of the
-    findings that blocked it (`proxy.bolt.diagnostics.block_code`), the backend's error code,
+    findings that blocked it (`query_guard.bolt.diagnostics.block_code`), the backend's error code,
     else one derived from the status."""
 
     def __init__(

@@ -1,7 +1,7 @@
 """The Gremlin front: a Gremlin Server endpoint (`ws://host:port/gremlin`) for TinkerPop drivers.
 
 Speaks the driver protocol (aiohttp WebSocket; binary frames with a mime prefix, GraphBinary
-v1 or GraphSON v3, see `proxy.gremlin.wire`) and Gremlin Server's HTTP form
+v1 or GraphSON v3, see `query_guard.gremlin.wire`) and Gremlin Server's HTTP form
 (`POST /gremlin {"gremlin": …, "bindings": …}`). Ops:
 
 * `eval` — the script is parsed and guarded as Gremlin and executed as a traversal (printed
@@ -19,9 +19,9 @@ last, 204 for none. A guard block is 597 with the findings in the message; a mal
 request 498/499; an engine failure 597 (the evaluation failed) or 500. Nothing a client sends
 takes the listener down.
 
-Every traversal goes through the runner (`proxy.run`), as on every front: bindings checked
+Every traversal goes through the runner (`query_guard.run`), as on every front: bindings checked
 against `[limits]` (`LIM.PARAMETERS`), the guard in a bounded pool within `guard_timeout_ms`
-(`LIM.TIMEOUT`), the backend, the repair of an empty result (`proxy.repair.gremlin`), the
+(`LIM.TIMEOUT`), the backend, the repair of an empty result (`query_guard.repair.gremlin`), the
 result cut by `[limits]` (`LIM.RESULT_SIZE`) and one audit record. Findings of a traversal
 that ran reach the client as the last response's status attributes `warnings` (lines) and
 `findings` (code, severity, message, hint), on a 200 even without results. The client's
@@ -45,27 +45,27 @@ from typing import Any
 from aiohttp import BasicAuth, WSMsgType, hdrs, web
 from gremlin_python.process.traversal import Bytecode, Traverser
 
-from proxy.backends.base import BackendError
-from proxy.frontends.gremlin_requests import (
+from query_guard.backends.base import BackendError
+from query_guard.frontends.gremlin_requests import (
     Rejected,
     block_message,
     bytecode_bindings,
     status_attributes,
     take_question,
 )
-from proxy.gremlin import wire
-from proxy.gremlin.bytecode import from_bytecode
-from proxy.gremlin.errors import BytecodeError, GremlinScriptError
-from proxy.gremlin.printer import to_text
-from proxy.metrics import open_connections
-from proxy.model import Finding
-from proxy.run.cuts import collect
-from proxy.run.guard_pool import blocked
-from proxy.run.request import QueryRequest
-from proxy.run.runner import Runner
-from proxy.run.status import FORBIDDEN, block_code
+from query_guard.gremlin import wire
+from query_guard.gremlin.bytecode import from_bytecode
+from query_guard.gremlin.errors import BytecodeError, GremlinScriptError
+from query_guard.gremlin.printer import to_text
+from query_guard.metrics import open_connections
+from query_guard.model import Finding
+from query_guard.run.cuts import collect
+from query_guard.run.guard_pool import blocked
+from query_guard.run.request import QueryRequest
+from query_guard.run.runner import Runner
+from query_guard.run.status import FORBIDDEN, block_code
 
-log = logging.getLogger("proxy.gremlin")
+log = logging.getLogger("query_guard.gremlin")
 
 # The Bolt front's logon check, reused: {"scheme": "basic", "principal", "credentials"} -> ok
 Authenticate = Callable[[dict[str, Any]], bool | Awaitable[bool]]

@@ -2,12 +2,12 @@
 API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready`, `/metrics` (Prometheus) and
 the MCP server at `/mcp` (streamable HTTP).
 
-Every query goes through `proxy.service.QueryService` — the same guard, limits, repair loop
+Every query goes through `query_guard.service.QueryService` — the same guard, limits, repair loop
 and audit as the Bolt front — and every response carries the guard's findings in a
 `queryGuard` object. Errors use the Bolt front's Neo4j status codes. Bodies over `max_body`
 bytes are refused (413). With an `authenticate` hook (`[server] users`, pass-through
 credentials) every path but `/health` and `/ready` needs HTTP Basic or bearer credentials
-(`proxy.frontends.http_auth`). The Query API answers in Neo4j's typed JSON when the client
+(`query_guard.frontends.http_auth`). The Query API answers in Neo4j's typed JSON when the client
 accepts `application/vnd.neo4j.query`, and honours `accessMode: Read`.
 """
 
@@ -23,8 +23,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp_asgi import ASGIResource
 
-from proxy.backends.base import BackendError
-from proxy.frontends.http_answers import (
+from query_guard.backends.base import BackendError
+from query_guard.frontends.http_answers import (
     access_read,
     bad_request,
     blocked,
@@ -39,15 +39,15 @@ from proxy.frontends.http_answers import (
     v2_response,
     verdict_json,
 )
-from proxy.frontends.http_auth import AuthHook, HttpAuth
-from proxy.frontends.http_tx import HttpTransactions
-from proxy.frontends.json_values import to_json
-from proxy.grounding_context import context_text, reciprocity_notes, schema_text
-from proxy.metrics import CONTENT_TYPE, Metrics, open_connections
-from proxy.samples import MAX_SAMPLES, sample_values, samples_text
-from proxy.service import QueryResult, QueryService
+from query_guard.frontends.http_auth import AuthHook, HttpAuth
+from query_guard.frontends.http_tx import HttpTransactions
+from query_guard.frontends.json_values import to_json
+from query_guard.grounding_context import context_text, reciprocity_notes, schema_text
+from query_guard.metrics import CONTENT_TYPE, Metrics, open_connections
+from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
+from query_guard.service import QueryResult, QueryService
 
-log = logging.getLogger("proxy.http")
+log = logging.getLogger("query_guard.http")
 
 MAX_BODY = 1024 * 1024
 LANGUAGES = ("cypher", "gremlin", "sql")
@@ -109,7 +109,7 @@ class HttpFrontend:
         self.transactions.routes(r)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
-            from proxy.frontends.mcp_sdk import http_app  # the SDK loads only with MCP
+            from query_guard.frontends.mcp_sdk import http_app  # the SDK loads only with MCP
 
             asgi = http_app(mcp, host=host)
             r.register_resource(_McpResource(asgi, root_path="/"))
@@ -242,7 +242,7 @@ class HttpFrontend:
         return web.Response(text=context_text(schema, samples_text(samples)))
 
     async def _openapi(self, request: web.Request) -> web.Response:
-        from proxy.frontends.openapi import document
+        from query_guard.frontends.openapi import document
 
         return web.json_response(document())
 

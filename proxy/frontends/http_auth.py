@@ -1,5 +1,5 @@
 """Who may use the HTTP front: HTTP Basic or bearer credentials, checked by the same hook as the
-Bolt front's logon — `[server] users` (scrypt hashes, `proxy.auth`) and/or the backend's
+Bolt front's logon — `[server] users` (scrypt hashes, `query_guard.auth`) and/or the backend's
 pass-through (`[backend] credentials = "passthrough"`: the request's credentials become the
 backend session's, and the first accepted request discovers a schema that waits for a
 client's credentials).

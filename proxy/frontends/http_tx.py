@@ -22,8 +22,8 @@ from typing import Any
 
 from aiohttp import web
 
-from proxy.frontends.http_answers import access_read, parameters_of, text_of, v2_response
-from proxy.service import QueryResult
+from query_guard.frontends.http_answers import access_read, parameters_of, text_of, v2_response
+from query_guard.service import QueryResult
 
 NOT_FOUND = "Neo.ClientError.Transaction.TransactionNotFound"
 # guard + execute one statement of a body in a transaction (read: `accessMode: Read`)

@@ -21,7 +21,7 @@ import datetime as dt
 import math
 from typing import Any
 
-from proxy.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
+from query_guard.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
 
 
 def to_json(value: Any) -> Any:

@@ -1,6 +1,6 @@
 """The MCP server (the `mcp` SDK's FastMCP): tools an LLM agent calls instead of a database.
 
-`query-guard mcp [--config]` serves it over stdio (`proxy.runner.serve_stdio`). Every tool
+`query-guard mcp [--config]` serves it over stdio (`query_guard.runner.serve_stdio`). Every tool
 call goes through the same guard as the other fronts; read-only cannot be switched off by a
 tool argument (it is the operator's `[guard] read_only`). Results are cut to `[mcp] max_rows`
 rows and `max_chars` characters of JSON, with a note saying so, and the guard's findings come
@@ -17,12 +17,12 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
-from proxy.frontends.json_values import to_json
-from proxy.frontends.mcp_sdk import annotations, new_server, tool_result
-from proxy.grounding_context import context_text, schema_text
-from proxy.model import Severity, Verdict
-from proxy.samples import MAX_SAMPLES, sample_values, samples_text
-from proxy.service import QueryService
+from query_guard.frontends.json_values import to_json
+from query_guard.frontends.mcp_sdk import annotations, new_server, tool_result
+from query_guard.grounding_context import context_text, schema_text
+from query_guard.model import Severity, Verdict
+from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
+from query_guard.service import QueryService
 
 INSTRUCTIONS = (
     "Read a graph database through query-guard. Call get_context first: it lists the schema, "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy import __version__
+from query_guard import __version__
 
 _FINDING = {
     "type": "object",

@@ -2,7 +2,7 @@
 
 Spans are (start, end) offsets into the parsed text, end exclusive. Nodes built from bytecode
 carry the synthetic span (0, 0). Nodes compare by identity (`eq=False`); use
-`proxy.gremlin.printer.to_text` (canonical text) to compare two trees. Generic tree operations
+`query_guard.gremlin.printer.to_text` (canonical text) to compare two trees. Generic tree operations
 (`children`, `walk`, `find_all`) live once on the base class, like sqlglot's Expression.
 """
 
@@ -13,7 +13,7 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from proxy.tree import TreeNode
+from query_guard.tree import TreeNode
 
 Span = tuple[int, int]
 NO_SPAN: Span = (0, 0)

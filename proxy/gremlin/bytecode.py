@@ -25,7 +25,7 @@ from gremlin_python.process import traversal as _tv
 from gremlin_python.process.strategies import OptionsStrategy
 from gremlin_python.process.traversal import Binding, Bytecode, P, TextP, TraversalStrategy
 
-from proxy.gremlin.ast import (
+from query_guard.gremlin.ast import (
     Arg,
     CardinalityValue,
     DateTimeLit,
@@ -42,9 +42,9 @@ from proxy.gremlin.ast import (
     UUIDLit,
     Variable,
 )
-from proxy.gremlin.bytecode_reader import BytecodeReader, Float32
-from proxy.gremlin.errors import BytecodeError
-from proxy.gremlin.printer import to_text
+from query_guard.gremlin.bytecode_reader import BytecodeReader, Float32
+from query_guard.gremlin.errors import BytecodeError
+from query_guard.gremlin.printer import to_text
 
 __all__ = ["Float32", "from_bytecode", "python_enum", "to_bytecode"]
 

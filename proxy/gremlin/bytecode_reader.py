@@ -1,7 +1,7 @@
 """Read gremlinpython `Bytecode` (as sent by a client) into the Gremlin AST.
 
 Every node gets the synthetic span (0, 0). The reader is the inverse of
-`proxy.gremlin.bytecode.to_bytecode`: AST -> bytecode -> AST prints the same canonical text.
+`query_guard.gremlin.bytecode.to_bytecode`: AST -> bytecode -> AST prints the same canonical text.
 Lambdas (a Python function in the bytecode, a GraphSON `g:Lambda`, a `Lambda`-named object)
 raise `GremlinScriptError`; other foreign objects raise `BytecodeError`.
 """
@@ -20,8 +20,8 @@ from gremlin_python import statics
 from gremlin_python.process import traversal as _tv
 from gremlin_python.process.traversal import Binding, Bytecode, P, TextP, TraversalStrategy
 
-from proxy.gremlin import lexicon as lx
-from proxy.gremlin.ast import (
+from query_guard.gremlin import lexicon as lx
+from query_guard.gremlin.ast import (
     NO_SPAN,
     Arg,
     CardinalityValue,
@@ -42,7 +42,7 @@ from proxy.gremlin.ast import (
     UUIDLit,
     Variable,
 )
-from proxy.gremlin.errors import BytecodeError, GremlinScriptError
+from query_guard.gremlin.errors import BytecodeError, GremlinScriptError
 
 
 class Float32(float):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from proxy.gremlin.ast import Enum, Literal, Node, Step, String, Traversal
-from proxy.gremlin.printer import to_text
-from proxy.model import Edit
+from query_guard.gremlin.ast import Enum, Literal, Node, Step, String, Traversal
+from query_guard.gremlin.printer import to_text
+from query_guard.model import Edit
 
 
 def traversals(root: Traversal) -> Iterator[Traversal]:

@@ -6,7 +6,7 @@ becomes `SEC.SCRIPT` (or `SEC.MULTI_STATEMENT` when `kind == "multi_statement"`)
 
 from __future__ import annotations
 
-from proxy.model import Span
+from query_guard.model import Span
 
 
 class GremlinError(Exception):

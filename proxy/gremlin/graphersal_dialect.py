@@ -1,6 +1,6 @@
 """Print a guarded Gremlin AST in graphersal's script dialect (the embedded Gremlin engine).
 
-Beside the canonical printer (`proxy.gremlin.printer`), which prints TinkerPop's Gremlin: the
+Beside the canonical printer (`query_guard.gremlin.printer`), which prints TinkerPop's Gremlin: the
 text that leaves the proxy for graphersal is printed from the judged AST, never the client's
 text. Differences from TinkerPop Gremlin that the printer bridges:
 
@@ -34,11 +34,11 @@ from typing import Any
 
 from gremlin_python.structure.graph import Element
 
-from proxy.gremlin import ast
-from proxy.gremlin.lexicon import WITH_OPTION_KEYS
-from proxy.gremlin.printer import identifier, predicate_text
-from proxy.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
-from proxy.unsafe_chars import UNSAFE
+from query_guard.gremlin import ast
+from query_guard.gremlin.lexicon import WITH_OPTION_KEYS
+from query_guard.gremlin.printer import identifier, predicate_text
+from query_guard.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
+from query_guard.unsafe_chars import UNSAFE
 
 # GType members graphersal has no values of (see the module docstring)
 NO_VALUES_OF = frozenset(

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as _dt
 import uuid as _uuid
 
-from proxy.gremlin import lexicon as lx
-from proxy.gremlin.ast import (
+from query_guard.gremlin import lexicon as lx
+from query_guard.gremlin.ast import (
     Arg,
     CardinalityValue,
     DateTimeLit,
@@ -34,8 +34,8 @@ from proxy.gremlin.ast import (
     UUIDLit,
     Variable,
 )
-from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.transform import RawChain, RawNamed, RawSegment
+from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
+from query_guard.gremlin.transform import RawChain, RawNamed, RawSegment
 
 _KNOWN_METHODS = lx.STEPS | lx.SOURCE_STEPS | lx.TERMINAL_STEPS | lx.SPAWN_STEPS
 _STRATEGY_CONTEXT = frozenset({"withStrategies", "withoutStrategies"})

@@ -1,6 +1,6 @@
 """Which vertex labels a Gremlin walk may be on, step by step, from the schema's directed edge
-declarations — shared by the direction rule (`plugins.gremlin_directions`) and the
-execution-triggered repair (`proxy.repair.gremlin`).
+declarations — shared by the direction rule (`query_guard.rules.gremlin_directions`) and the
+execution-triggered repair (`query_guard.repair.gremlin`).
 
 The walk follows each chain and keeps the labels the current vertex may have:
 
@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from proxy.gremlin.ast import Step, String, Traversal
-from proxy.gremlin.edits import nested_traversals, string_args
-from proxy.schema import SchemaCatalog
+from query_guard.gremlin.ast import Step, String, Traversal
+from query_guard.gremlin.edits import nested_traversals, string_args
+from query_guard.schema import SchemaCatalog
 
 Labels = frozenset[str] | None
 OnHop = Callable[[Step, list[Step], str, Labels], str | None]

@@ -1,6 +1,6 @@
 """Gremlin as the pipeline sees it: parse to a `GremlinQuery`, describe errors as findings.
 
-`proxy.pipeline.default_languages()` picks this up through `gremlin_language()`; rules receive
+`query_guard.pipeline.default_languages()` picks this up through `gremlin_language()`; rules receive
 a `GremlinQuery` through the `guard_gremlin` hook (argument name `traversal`).
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from proxy.gremlin import ast
-from proxy.gremlin.edits import traversals
-from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.parser import parse_traversal
-from proxy.gremlin.printer import to_text
-from proxy.language import Language
-from proxy.model import Edit, Finding, Severity, apply_edits
+from query_guard.gremlin import ast
+from query_guard.gremlin.edits import traversals
+from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
+from query_guard.gremlin.parser import parse_traversal
+from query_guard.gremlin.printer import to_text
+from query_guard.language import Language
+from query_guard.model import Edit, Finding, Severity, apply_edits
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Parse Gremlin traversal text into the typed AST (`proxy.gremlin.ast`).
+"""Parse Gremlin traversal text into the typed AST (`query_guard.gremlin.ast`).
 
 `parse_traversal(text)` returns a `Traversal` or raises one of two structured errors:
 `GremlinSyntaxError` (line, column, offset, expected tokens) for text that is not a traversal,
@@ -16,12 +16,12 @@ import re
 from lark import Lark, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.exceptions import VisitError
 
-from proxy.cypher.lexical import segments
-from proxy.gremlin.ast import Traversal
-from proxy.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.interpret import Interpreter
-from proxy.gremlin.script import detect_script
-from proxy.gremlin.transform import ChainBuilder
+from query_guard.cypher.lexical import segments
+from query_guard.gremlin.ast import Traversal
+from query_guard.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
+from query_guard.gremlin.interpret import Interpreter
+from query_guard.gremlin.script import detect_script
+from query_guard.gremlin.transform import ChainBuilder
 
 GRAMMAR = "gremlin.lark"  # package data of the top-level `grammars` package
 
@@ -44,7 +44,7 @@ def gremlin_parser() -> Lark:
     strict=True (lark re-checks for conflicts and terminal collisions) needs `interegular`, a
     declared dependency; without it the conflict-free grammar still builds, unchecked."""
     return Lark.open_from_package(
-        "grammars",
+        "query_guard.grammars",
         GRAMMAR,
         parser="lalr",
         lexer="contextual",

@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Callable
 
-from proxy.gremlin.ast import (
+from query_guard.gremlin.ast import (
     CardinalityValue,
     DateTimeLit,
     Enum,
@@ -35,8 +35,8 @@ from proxy.gremlin.ast import (
     UUIDLit,
     Variable,
 )
-from proxy.gremlin.lexicon import WITH_OPTION_KEYS
-from proxy.unsafe_chars import UNSAFE
+from query_guard.gremlin.lexicon import WITH_OPTION_KEYS
+from query_guard.unsafe_chars import UNSAFE
 
 _SUFFIX = {"long": "L", "short": "s", "byte": "b", "biginteger": "N", "float": "f",
            "bigdecimal": "M"}

@@ -21,7 +21,7 @@ from typing import Any
 from gremlin_python.process.traversal import Direction, T
 from gremlin_python.structure.graph import Path
 
-from proxy.gremlin import ast
+from query_guard.gremlin import ast
 
 PATH, SET, ELEMENT_MAP, ID = "path", "set", "elementMap", "id"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from proxy.gremlin import lexicon as lx
-from proxy.gremlin.errors import GremlinScriptError
+from query_guard.gremlin import lexicon as lx
+from query_guard.gremlin.errors import GremlinScriptError
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.gremlin import ast
+from query_guard.gremlin import ast
 
 TERMINALS = frozenset({"toList", "toSet", "next", "tryNext", "hasNext", "iterate", "toBulkSet"})
 

@@ -1,7 +1,7 @@
 """Lark callbacks for `grammars/gremlin.lark`: tokens to literals and raw dotted chains.
 
 The grammar is generic, so this stage only decodes literals and collects chains of `name(args)`
-segments (`RawChain`) with exact spans. `proxy.gremlin.interpret` then decides what each chain
+segments (`RawChain`) with exact spans. `query_guard.gremlin.interpret` then decides what each chain
 means, top-down, because that depends on context (`asNumber(int)` vs. a variable named `int`).
 The transformer runs inline in the LALR parser (no parse tree is built), which keeps parsing fast.
 """
@@ -14,8 +14,8 @@ from decimal import Decimal, InvalidOperation
 
 from lark import Token, Transformer
 
-from proxy.gremlin.ast import Arg, ListLit, Literal, MapEntry, MapLit, SetLit, Span, String
-from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
+from query_guard.gremlin.ast import Arg, ListLit, Literal, MapEntry, MapLit, SetLit, Span, String
+from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 
 # ---------------------------------------------------------------- raw (pre-semantic) nodes
 

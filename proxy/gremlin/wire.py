@@ -29,7 +29,7 @@ from gremlin_python.process.traversal import (
 from gremlin_python.structure.graph import Path
 from gremlin_python.structure.io import graphbinaryV1, graphsonV3d0
 
-from proxy.gremlin.graphbinary_requests import Lambda, request_reader
+from query_guard.gremlin.graphbinary_requests import Lambda, request_reader
 
 GRAPHBINARY = "application/vnd.graphbinary-v1.0"
 GRAPHSON3 = "application/vnd.gremlin-v3.0+json"

@@ -29,9 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from plugins.limits import contains_aggregate
-from proxy.cypher import ast
-from proxy.cypher.patterns import (
+from query_guard.cypher import ast
+from query_guard.cypher.patterns import (
     Hop,
     admissible_types,
     endpoint_labels,
@@ -40,9 +39,10 @@ from proxy.cypher.patterns import (
     read_hops,
     type_names,
 )
-from proxy.cypher.query import CypherQuery
-from proxy.model import Edit, apply_edits
-from proxy.schema import SchemaCatalog
+from query_guard.cypher.query import CypherQuery
+from query_guard.model import Edit, apply_edits
+from query_guard.rules.limits import contains_aggregate
+from query_guard.schema import SchemaCatalog
 
 # ---------------------------------------------------------------- emptiness
 

@@ -1,10 +1,10 @@
 """Execution-triggered repair for Gremlin (DESIGN §6): a read traversal that returned nothing
 is retried with the direction of its hops reversed — `out`↔`in`, `outE`↔`inE` with the
 `inV`/`outV` that leaves the edge — under the same safe-vs-speculative rule as Cypher
-(`proxy.repair.loop`).
+(`query_guard.repair.loop`).
 
 Hops are found on the guard's output (`Verdict.to_run`) with the shared label tracking
-(`proxy.gremlin.labels`). A hop naming one edge label of the schema is
+(`query_guard.gremlin.labels`). A hop naming one edge label of the schema is
 
 * **pinned** — never flipped — when the labels it starts from are known and the schema
   declares the edge only as written (this covers every hop the guard's direction rule
@@ -39,18 +39,26 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from plugins.gremlin_read_only import MUTATING_STEPS
-from proxy.backends.base import BackendError
-from proxy.clock import elapsed_ms
-from proxy.gremlin.ast import Step
-from proxy.gremlin.edits import nested_traversals, rename_step
-from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
-from proxy.gremlin.language import GremlinQuery
-from proxy.model import Edit, Finding, Severity, Verdict, apply_edits
-from proxy.repair.candidates import is_blank
-from proxy.repair.model import BLOCKED, EMPTY, ERROR, ROWS, Attempt, RepairSettings, await_me_maybe
-from proxy.schema import SchemaCatalog
+from query_guard.backends.base import BackendError
+from query_guard.clock import elapsed_ms
+from query_guard.gremlin.ast import Step
+from query_guard.gremlin.edits import nested_traversals, rename_step
+from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
+from query_guard.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.model import Edit, Finding, Severity, Verdict, apply_edits
+from query_guard.repair.candidates import is_blank
+from query_guard.repair.model import (
+    BLOCKED,
+    EMPTY,
+    ERROR,
+    ROWS,
+    Attempt,
+    RepairSettings,
+    await_me_maybe,
+)
+from query_guard.rules.gremlin_read_only import MUTATING_STEPS
+from query_guard.schema import SchemaCatalog
 
 Run = Callable[[str, Mapping[str, Any]], Awaitable[list[Any]]]  # guarded text -> results
 Check = Callable[[str], Verdict | Awaitable[Verdict]]

@@ -24,11 +24,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from proxy.backends.base import BackendError, ResultStream, collect
-from proxy.cypher import ast
-from proxy.cypher.patterns import quote_name
-from proxy.cypher.query import CypherQuery
-from proxy.model import Edit, Finding, Severity
+from query_guard.backends.base import BackendError, ResultStream, collect
+from query_guard.cypher import ast
+from query_guard.cypher.patterns import quote_name
+from query_guard.cypher.query import CypherQuery
+from query_guard.model import Edit, Finding, Severity
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""One run of the repair loop (DESIGN §6) for `proxy.repair.repairer.Repairer`: the attempts, the
-texts already run, and the safe-vs-speculative decision.
+"""One run of the repair loop (DESIGN §6) for `query_guard.repair.repairer.Repairer`: the attempts,
+the texts already run, and the safe-vs-speculative decision.
 
 A repair is *safe* when the fault is certain from the schema or the data (an arrow against a
 type declared one way only, between different labels; a literal whose stored value differs
@@ -18,14 +18,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from proxy.backends.base import BackendError, ResultStream
-from proxy.clock import elapsed_ms
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.parser import CypherSyntaxError
-from proxy.cypher.query import CypherQuery
-from proxy.model import Edit, Finding, Severity, Verdict, apply_edits
-from proxy.repair.candidates import (
+from query_guard.backends.base import BackendError, ResultStream
+from query_guard.clock import elapsed_ms
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.parser import CypherSyntaxError
+from query_guard.cypher.query import CypherQuery
+from query_guard.model import Edit, Finding, Severity, Verdict, apply_edits
+from query_guard.repair.candidates import (
     Flip,
     aggregate_columns,
     flip_candidates,
@@ -33,8 +33,8 @@ from proxy.repair.candidates import (
     is_empty,
     relax_case,
 )
-from proxy.repair.grounding import LiteralFix, extract_bindings, ground_literals
-from proxy.repair.model import (
+from query_guard.repair.grounding import LiteralFix, extract_bindings, ground_literals
+from query_guard.repair.model import (
     BLOCKED,
     EMPTY,
     ERROR,
@@ -48,7 +48,7 @@ from proxy.repair.model import (
     await_me_maybe,
 )
 
-log = logging.getLogger("proxy.repair")
+log = logging.getLogger("query_guard.repair")
 
 PEEK = 2  # records read to decide "empty" (a second row rules out the one-aggregate-row case)
 SUGGEST_COUNT = 1000  # rows a suggested candidate is counted up to
@@ -115,7 +115,7 @@ def is_read_query(text: str, parser: Callable[[str], CypherQuery | None] | None 
 
 
 class LoopOwner(Protocol):
-    """What one repair run asks of its `proxy.repair.repairer.Repairer`."""
+    """What one repair run asks of its `query_guard.repair.repairer.Repairer`."""
 
     settings: RepairSettings
 

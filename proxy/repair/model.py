@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from proxy.backends.base import BackendError, ResultStream, ResultSummary
-from proxy.errors import ConfigError
-from proxy.model import Action, Finding, Verdict
+from query_guard.backends.base import BackendError, ResultStream, ResultSummary
+from query_guard.errors import ConfigError
+from query_guard.model import Action, Finding, Verdict
 
 ROWS, EMPTY, ERROR, BLOCKED = "rows", "empty", "error", "blocked"
 SPECULATIVE_MODES = ("suggest", "apply")

@@ -4,8 +4,8 @@ and ask `guard_repair` plugins (e.g. the LLM plugin) for a rewrite — within a 
 candidate re-guarded before it runs, every attempt recorded.
 
 The loop is async because it executes on a backend; its decisions (`is_empty`, `stop_reason`,
-the candidates in `proxy.repair.candidates`) are pure functions. Results are *peeked*: only the
-first records of an attempt are read to decide, and the chosen attempt's stream is handed back
+the candidates in `query_guard.repair.candidates`) are pure functions. Results are *peeked*: only
+the first records of an attempt are read to decide, and the chosen attempt's stream is handed back
 whole (`PeekedStream`), so a query that returns rows at once streams as before.
 """
 
@@ -20,15 +20,23 @@ from typing import Any
 import pluggy
 from cachetools import LRUCache
 
-from proxy.backends.base import BackendError, BackendUnavailable, ResultStream
-from proxy.caches import parse_cache
-from proxy.context import GuardContext
-from proxy.cypher import ast
-from proxy.cypher.query import CypherQuery
-from proxy.cypher.statement import is_explain
-from proxy.hookcalls import PerPluginCalls
-from proxy.repair.loop import PEEK, Check, Execute, RepairLoop, is_read_query, parse, stop_reason
-from proxy.repair.model import (
+from query_guard.backends.base import BackendError, BackendUnavailable, ResultStream
+from query_guard.caches import parse_cache
+from query_guard.context import GuardContext
+from query_guard.cypher import ast
+from query_guard.cypher.query import CypherQuery
+from query_guard.cypher.statement import is_explain
+from query_guard.hookcalls import PerPluginCalls
+from query_guard.repair.loop import (
+    PEEK,
+    Check,
+    Execute,
+    RepairLoop,
+    is_read_query,
+    parse,
+    stop_reason,
+)
+from query_guard.repair.model import (
     BLOCKED,
     EMPTY,
     ERROR,
@@ -161,9 +169,9 @@ class Repairer:
 
 def build_repairer(guard: Any, config: Any) -> Repairer | None:
     """The server's repairer from `[repair]` (None when disabled): repair plugins
-    (`proxy.plugins.BUILTIN_REPAIR`, each module's `from_config(repair_table)`) are registered
+    (`query_guard.plugins.BUILTIN_REPAIR`, each module's `from_config(repair_table)`) are registered
     on the guard's own plugin manager, next to third-party `guard_repair` implementations."""
-    from proxy.plugins import BUILTIN_REPAIR
+    from query_guard.plugins import BUILTIN_REPAIR
 
     settings = RepairSettings.from_config(config.repair)
     if not settings.enabled:

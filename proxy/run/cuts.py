@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.backends.base import ResultStream, ResultSummary
-from proxy.model import Finding, Severity
+from query_guard.backends.base import ResultStream, ResultSummary
+from query_guard.model import Finding, Severity
 
 ROWS_REASON = "more rows than [limits] max_result_rows"
 BYTES_REASON = "more bytes than [limits] max_result_bytes"

@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.backends.base import Backend, BackendError, BackendUnavailable, ResultStream
-from proxy.explain import answer_explain
-from proxy.model import Action, Finding, Verdict
-from proxy.repair.candidates import is_blank
-from proxy.repair.repairer import PEEK, Repairer
-from proxy.run.request import Outcome, QueryRequest
+from query_guard.backends.base import Backend, BackendError, BackendUnavailable, ResultStream
+from query_guard.explain import answer_explain
+from query_guard.model import Action, Finding, Verdict
+from query_guard.repair.candidates import is_blank
+from query_guard.repair.repairer import PEEK, Repairer
+from query_guard.run.request import Outcome, QueryRequest
 
 PROXY_ANSWERED = "COMPAT.PROCEDURE"  # the finding on a proxy-answered procedure's rewrite
 Judge = Callable[[str, dict[str, Any]], Awaitable[Verdict]]

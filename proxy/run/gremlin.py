@@ -1,6 +1,6 @@
 """Gremlin on the Gremlin backend, for the runner: the judged traversal (printed from the
 guard's AST, never the client's script) submitted as a traversal, an empty result repaired
-(`proxy.repair.gremlin`). Results come back as one-column rows (`result`) of gremlinpython
+(`query_guard.repair.gremlin`). Results come back as one-column rows (`result`) of gremlinpython
 values; the Gremlin front sends them as they are, the MCP tool as JSON."""
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from cachetools import LRUCache
 from gremlin_python.structure.graph import Edge, Vertex
 from gremlin_python.structure.graph import Path as GremlinPath
 
-from proxy.backends.base import BackendError
-from proxy.caches import parse_cache
-from proxy.gremlin.errors import GremlinScriptError, GremlinSyntaxError
-from proxy.gremlin.language import GremlinQuery
-from proxy.model import Verdict
-from proxy.repair.gremlin import repair_gremlin
-from proxy.repair.model import RepairSettings
-from proxy.run.cuts import ListStream
-from proxy.run.request import Outcome, QueryRequest
-from proxy.schema import SchemaCatalog
+from query_guard.backends.base import BackendError
+from query_guard.caches import parse_cache
+from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.model import Verdict
+from query_guard.repair.gremlin import repair_gremlin
+from query_guard.repair.model import RepairSettings
+from query_guard.run.cuts import ListStream
+from query_guard.run.request import Outcome, QueryRequest
+from query_guard.schema import SchemaCatalog
 
 RESULT = ["result"]
 

@@ -2,7 +2,7 @@
 (`max_parameters`, `max_parameter_bytes`, `max_parameter_depth`: `LIM.PARAMETERS`) checked
 first, then the guard in a bounded thread pool within its time budget (`guard_timeout_ms`:
 `LIM.TIMEOUT`, fail closed), so a huge query never freezes the event loop. The runner calls
-it for every front (`proxy.run.runner`), the repair loops for every candidate.
+it for every front (`query_guard.run.runner`), the repair loops for every candidate.
 
 Each refusal is a blocked `Verdict` with its own finding code, so the client gets the same
 shape as for any blocked query.
@@ -15,7 +15,7 @@ import concurrent.futures
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from proxy.model import Action, Finding, Severity, Verdict
+from query_guard.model import Action, Finding, Severity, Verdict
 
 
 class GuardLimits(Protocol):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from proxy.run.request import QueryRequest
+from query_guard.run.request import QueryRequest
 
 OnQuery = Callable[[Mapping[str, Any]], None]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from proxy.backends.base import BackendError, ResultStream, Transaction
-from proxy.model import Verdict
+from query_guard.backends.base import BackendError, ResultStream, Transaction
+from query_guard.model import Verdict
 
 Language = Literal["cypher", "gremlin", "sql"]
 LANGUAGES: tuple[Language, ...] = ("cypher", "gremlin", "sql")
@@ -34,7 +34,7 @@ class QueryRequest:
 class Outcome:
     """The runner's answer: the verdict the query ran under and its result stream, or why
     there is none (`verdict.blocked`, `error`, `guard_failed`). The stream is the backend's
-    own (Bolt relays its records undecoded); fronts read it through `proxy.run.cuts`."""
+    own (Bolt relays its records undecoded); fronts read it through `query_guard.run.cuts`."""
 
     verdict: Verdict
     stream: ResultStream | None = None

@@ -3,12 +3,12 @@ an `Outcome` back; fronts only translate their wire format to the request and th
 
 In one place and in this order: the query's language is routed (Cypher, Gremlin, SQL); its
 parameters are checked against `[limits]` and the guard runs in its pool within its time
-budget (`proxy.run.guard_pool.judge`: `LIM.PARAMETERS`, `LIM.TIMEOUT`), failing closed when it
+budget (`query_guard.run.guard_pool.judge`: `LIM.PARAMETERS`, `LIM.TIMEOUT`), failing closed when it
 raises; the client's access mode is applied (a write in a read transaction is refused); a
 block stops here; the backend runs what was judged (with its timeout) and the repair loop
 sees failed or empty results (the language's `Execution`); one audit record with one schema
-(`proxy.run.record.KEYS`) goes to the `on_query` hook (the audit log and the metrics). The
-result is cut by `[limits]` where it is read (`proxy.run.cuts`)."""
+(`query_guard.run.record.KEYS`) goes to the `on_query` hook (the audit log and the metrics). The
+result is cut by `[limits]` where it is read (`query_guard.run.cuts`)."""
 
 from __future__ import annotations
 
@@ -19,23 +19,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from proxy.backends.base import BackendError
-from proxy.clock import elapsed_ms
-from proxy.model import Action, Finding, Severity, Verdict
-from proxy.run.guard_pool import GuardPool, blocked, judge
-from proxy.run.limits import Limits
-from proxy.run.record import OnQuery, new_record
-from proxy.run.request import Outcome, QueryRequest
-from proxy.run.status import UNKNOWN_ERROR, block_code
+from query_guard.backends.base import BackendError
+from query_guard.clock import elapsed_ms
+from query_guard.model import Action, Finding, Severity, Verdict
+from query_guard.run.guard_pool import GuardPool, blocked, judge
+from query_guard.run.limits import Limits
+from query_guard.run.record import OnQuery, new_record
+from query_guard.run.request import Outcome, QueryRequest
+from query_guard.run.status import UNKNOWN_ERROR, block_code
 
-log = logging.getLogger("proxy.run")
+log = logging.getLogger("query_guard.run")
 
 WRITES = ("w", "rw", "s")  # Neo4j's query types that write (data or schema)
 GuardCall = Callable[[str, dict[str, Any]], Verdict]  # may have `.cached(text, params)`
 
 
 class Execution(Protocol):
-    """How one language's judged queries run (`proxy.run.cypher`, `.gremlin`, `.sql`)."""
+    """How one language's judged queries run (`query_guard.run.cypher`, `.gremlin`, `.sql`)."""
 
     async def execute(
         self, req: QueryRequest, verdict: Verdict, judge: Any, record: dict[str, Any]

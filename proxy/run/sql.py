@@ -1,16 +1,16 @@
 """SQL on the SQL backend, for the runner: the judged query rendered in the backend's dialect,
-run read-only, an empty result repaired (`proxy.sql.repair`, through `SqlService`). Its rows
+run read-only, an empty result repaired (`query_guard.sql.repair`, through `SqlService`). Its rows
 come back whole (the backend fetches at most `[limits] max_result_rows` + 1 of them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from proxy.backends.base import BackendError
-from proxy.model import Verdict
-from proxy.run.cuts import ListStream
-from proxy.run.request import Outcome, QueryRequest
-from proxy.sql.service import SqlService
+from query_guard.backends.base import BackendError
+from query_guard.model import Verdict
+from query_guard.run.cuts import ListStream
+from query_guard.run.request import Outcome, QueryRequest
+from query_guard.sql.service import SqlService
 
 
 class SqlExecution:

@@ -5,7 +5,7 @@ FAILURE, Query API errors, Gremlin status, MCP error results); the audit record 
 
 from __future__ import annotations
 
-from proxy.model import Finding, Severity, Verdict
+from query_guard.model import Finding, Severity, Verdict
 
 SYNTAX_ERROR = "Neo.ClientError.Statement.SyntaxError"
 FORBIDDEN = "Neo.ClientError.Security.Forbidden"

@@ -18,7 +18,7 @@ is another function than the built-in: it is judged by its qualified name (only 
 `pg_catalog.` prefix is dropped).
 
 docs/functions.md is generated from this module and proxy/cypher/functions.py
-(`python -m proxy.cypher.functions > docs/functions.md`), and a test keeps it in step.
+(`python -m query_guard.cypher.functions > docs/functions.md`), and a test keeps it in step.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ import re
 
 from sqlglot import exp
 
-from proxy.language import Language
-from proxy.model import Finding, Severity
-from proxy.sql.query import SqlQuery, SqlSyntaxError
+from query_guard.language import Language
+from query_guard.model import Finding, Severity
+from query_guard.sql.query import SqlQuery, SqlSyntaxError
 
 _DOLLAR_QUOTE = re.compile(r"\$[A-Za-z_0-9]*\$")
 

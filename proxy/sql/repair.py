@@ -26,14 +26,14 @@ from typing import Any
 
 from sqlglot import exp
 
-from proxy.backends.base import BackendError
-from proxy.clock import elapsed_ms
-from proxy.model import Action, Finding, Severity, Verdict
-from proxy.repair.candidates import is_empty
-from proxy.repair.loop import OPT_IN
-from proxy.repair.model import BLOCKED, EMPTY, ERROR, ROWS, Attempt, RepairSettings
-from proxy.sql.catalog import SqlCatalog
-from proxy.sql.grounding import (
+from query_guard.backends.base import BackendError
+from query_guard.clock import elapsed_ms
+from query_guard.model import Action, Finding, Severity, Verdict
+from query_guard.repair.candidates import is_empty
+from query_guard.repair.loop import OPT_IN
+from query_guard.repair.model import BLOCKED, EMPTY, ERROR, ROWS, Attempt, RepairSettings
+from query_guard.sql.catalog import SqlCatalog
+from query_guard.sql.grounding import (
     SqlBinding,
     SqlLiteralFix,
     extract_bindings,
@@ -41,7 +41,7 @@ from proxy.sql.grounding import (
     relax_case,
     with_fixes,
 )
-from proxy.sql.query import SqlQuery, SqlSyntaxError
+from query_guard.sql.query import SqlQuery, SqlSyntaxError
 
 SUGGEST_COUNT = 1000  # rows a candidate is read up to (the suggestion's count)
 

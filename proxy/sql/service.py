@@ -1,7 +1,7 @@
 """SQL for the whole-query fronts (HTTP `/v1/query` with `language: "sql"`, MCP `read_sql`):
 the SQL backend started on first use, its schema handed to the guard (`GuardContext.sql_schema`)
 before the first SQL verdict, the judged query rendered for the database, and the repair loop
-(`proxy.sql.repair`) on an empty result.
+(`query_guard.sql.repair`) on an empty result.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import contextlib
 from dataclasses import replace
 from typing import Any
 
-from proxy.backends.base import BackendError
-from proxy.model import Verdict
-from proxy.pipeline import Guard
-from proxy.repair.model import RepairSettings
-from proxy.sql.backend import Params, SqlBackend
-from proxy.sql.query import SqlQuery
-from proxy.sql.repair import SqlOutcome, SqlRepairLoop
+from query_guard.backends.base import BackendError
+from query_guard.model import Verdict
+from query_guard.pipeline import Guard
+from query_guard.repair.model import RepairSettings
+from query_guard.sql.backend import Params, SqlBackend
+from query_guard.sql.query import SqlQuery
+from query_guard.sql.repair import SqlOutcome, SqlRepairLoop
 
 
 class SqlService:

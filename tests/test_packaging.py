@@ -1,0 +1,38 @@
+"""The distribution installs one import package, `query_guard` (DESIGN §1): the repository's
+folders map into it (`proxy/` -> `query_guard`, `plugins/` -> `query_guard.rules`, `grammars/`
+and `conf/` as its data), every package folder is listed, and no code imports the folders'
+own names (which exist only in a checkout)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from tests.sources import ROOT, python_files
+
+FOLDERS = {"proxy": "query_guard", "plugins": "query_guard.rules",
+           "grammars": "query_guard.grammars", "conf": "query_guard.conf"}  # fmt: skip
+
+
+def _setuptools() -> dict[str, object]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+
+
+def test_every_package_folder_is_installed_under_query_guard() -> None:
+    setuptools = _setuptools()
+    assert setuptools["package-dir"] == {v: k for k, v in FOLDERS.items()}
+    expected = set()
+    for folder, package in FOLDERS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            inner = init.parent.relative_to(ROOT / folder).parts
+            if "__pycache__" not in inner:
+                expected.add(".".join((package, *inner)))
+    assert set(setuptools["packages"]) == expected  # type: ignore[arg-type]
+
+
+def test_no_code_imports_a_folder_name() -> None:
+    pattern = re.compile(r"^\s*(from|import)\s+(proxy|plugins|grammars|conf)\b", re.M)
+    found = [str(p.relative_to(ROOT)) for p in python_files("proxy", "plugins", "tests",
+                                                           "benchmarks")
+             if pattern.search(p.read_text("utf-8"))]  # fmt: skip
+    assert not found, f"import query_guard (the installed name) instead: {found}"
