@@ -84,6 +84,8 @@ async def _backend(config: Config) -> Any:
 
     data_dir = Path(str(config.server["data_dir"])).expanduser() / "graphersal"
     data = [str(p) for p in config.backend["gremlin_data"]]
-    return await asyncio.to_thread(
-        GraphersalBackend.open, data_dir, data, read_only=config.guard.read_only
-    )
+    options: dict[str, Any] = {"read_only": config.guard.read_only}
+    timeout = int(config.limits["query_timeout_ms"])  # as on every backend (0: the engine's)
+    if timeout:
+        options["timeout_ms"] = timeout
+    return await asyncio.to_thread(GraphersalBackend.open, data_dir, data, **options)

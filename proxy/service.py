@@ -62,7 +62,7 @@ class QueryService:
         self.guard = guard
         self.backend = backend
         self.sql = sql
-        self.limits = limits or Limits()
+        self.limits = runner.limits if runner is not None else limits or Limits()
         if runner is None:
             unserved = Unserved("no Gremlin graph behind this front")
             routes = {"cypher": Route(LanguageGuard(guard, "cypher", note),

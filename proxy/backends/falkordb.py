@@ -128,10 +128,12 @@ class FalkorDBBackend:
         self.connect_timeout = connect_timeout
         # Queries may legitimately run long (FalkorDB's own TIMEOUT / `query_timeout_ms`
         # bound them); this only catches a server that stopped answering. With a query
-        # timeout the proxy stops waiting soon after it: FalkorDB does not apply its TIMEOUT
-        # while parsing (deeply nested text can take minutes there).
+        # timeout the proxy stops waiting soon after it (within 2x, at most 5 s later):
+        # FalkorDB does not apply its TIMEOUT while parsing (deeply nested text can take
+        # minutes there) nor while building a huge list (`range(1, 2000000000)`).
         if query_timeout_ms:
-            grace = query_timeout_ms / 1000 + 5.0
+            seconds = query_timeout_ms / 1000
+            grace = seconds + min(5.0, max(seconds, 0.5))
             read_timeout = grace if read_timeout is None else min(read_timeout, grace)
         self.read_timeout = read_timeout
         self.server = "FalkorDB"

@@ -35,6 +35,7 @@ from query_guard.backends.graphersal_json import (
     NON_STRING_KEYS as _NON_STRING_KEYS,
 )
 from query_guard.backends.graphersal_json import JsonEdge, JsonVertex, from_json
+from query_guard.backends.limits import timeout_error
 from query_guard.gremlin import ast
 from query_guard.gremlin.graphersal_dialect import Rendered, Unsupported, render
 from query_guard.gremlin.result_shape import id_keys, reshape, shape_of, with_ids
@@ -150,6 +151,9 @@ class GraphersalBackend:
                 f"the embedded engine refused a write: {_first_line(exc)}", code="SEC.WRITE"
             ) from exc
         except gs.GraphersalError as exc:
+            if "exceeded evaluationTimeout" in str(exc):  # its own evaluation timeout fired
+                error = timeout_error(self.timeout_ms, f"graphersal: {_first_line(exc)}")
+                raise GremlinBackendError(error.message, code=error.code) from exc
             raise GremlinBackendError(_first_line(exc), code="Gremlin.Evaluation") from exc
 
     async def schema(self) -> dict[str, Any]:

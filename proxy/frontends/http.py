@@ -39,7 +39,7 @@ from query_guard.frontends.http_answers import (
     v2_response,
     verdict_json,
 )
-from query_guard.frontends.http_auth import AuthHook, HttpAuth
+from query_guard.frontends.http_auth import USER, AuthHook, HttpAuth
 from query_guard.frontends.http_tx import HttpTransactions
 from query_guard.frontends.json_values import to_json
 from query_guard.grounding_context import context_text, reciprocity_notes, schema_text
@@ -104,8 +104,9 @@ class HttpFrontend:
         r.add_post("/db/{db}/query/v2", self._query_v2)
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
         self.transactions = HttpTransactions(
-            service.backend, self._run_in_tx, v2_answer, database=self._database
-        )
+            service.backend, self._run_in_tx, v2_answer, database=self._database,
+            limits=service.limits,
+        )  # fmt: skip
         self.transactions.routes(r)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
@@ -204,7 +205,7 @@ class HttpFrontend:
             text,
             parameters_of(body),
             front="http",
-            client=request.remote or "",
+            client=request.remote or "", user=request.get(USER),
             question=question,
             max_rows=self.max_rows,
             language=language,
@@ -253,8 +254,8 @@ class HttpFrontend:
         body = await body_of(request)
         result = await self.service.run(
             text_of(body, "statement"), parameters_of(body, request), front="http-query-v2",
-            client=request.remote or "", database=db, max_rows=self.max_rows,
-            read_access=access_read(body),
+            client=request.remote or "", user=request.get(USER), database=db,
+            max_rows=self.max_rows, read_access=access_read(body),
         )  # fmt: skip
         answer = v2_answer(request, result)
         return answer if isinstance(answer, web.Response) else v2_response(request, answer)
@@ -265,7 +266,8 @@ class HttpFrontend:
         self._database(request)
         return await self.service.run(
             text_of(body, "statement"), parameters_of(body, request), front="http-query-v2",
-            client=request.remote or "", max_rows=self.max_rows, tx=tx, read_access=read,
+            client=request.remote or "", user=request.get(USER), max_rows=self.max_rows, tx=tx,
+            read_access=read,
         )  # fmt: skip
 
     async def _tx_commit(self, request: web.Request) -> web.Response:
@@ -286,8 +288,8 @@ class HttpFrontend:
             for item in statements:
                 result = await self.service.run(
                     text_of(item, "statement"), parameters_of(item), front="http-tx",
-                    client=request.remote or "", database=db, max_rows=self.max_rows, tx=tx,
-                    read_access=read,
+                    client=request.remote or "", user=request.get(USER), database=db,
+                    max_rows=self.max_rows, tx=tx, read_access=read,
                 )  # fmt: skip
                 guard.append(guard_json(result))
                 if result.blocked or result.error is not None:

@@ -28,6 +28,7 @@ from aiohttp import web
 
 UNAUTHORIZED = "Neo.ClientError.Security.Unauthorized"
 OPEN_PATHS = frozenset({"/health", "/ready"})
+USER = "query_guard.user"  # the request key of the principal whose credentials were checked
 AuthHook = Callable[[dict[str, Any]], Any]
 
 
@@ -92,6 +93,7 @@ class HttpAuth:
                 return unauthorized(
                     "The client is unauthorized due to authentication failure.", self.challenge
                 )
+            request[USER] = auth.get("principal")  # the audit record's `user`
             return await handler(request)  # type: ignore[no-any-return]
 
         # its own task: the credentials the hook keeps stay with this request

@@ -7,6 +7,11 @@ body's statement, if any), `DELETE …/tx/{id}` rolls it back. A transaction exp
 `Neo.ClientError.Transaction.TransactionNotFound`); a statement that is blocked or fails
 rolls its transaction back, as Neo4j does. A transaction opened with `accessMode: Read` refuses
 every statement that writes (`Neo.ClientError.Statement.AccessMode`).
+
+Each open transaction holds a backend transaction (a connection on Bolt backends), so they are
+capped as Bolt connections are: per client address (`[limits] max_connections_per_client`) and
+in total (`[limits] max_connections`); one more is refused with 429 and Neo4j's
+`Neo.TransientError.Transaction.MaximumTransactionLimitReached`, naming the limit.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from typing import Any
 from aiohttp import web
 
 from query_guard.frontends.http_answers import access_read, parameters_of, text_of, v2_response
+from query_guard.run.limits import Limits
 from query_guard.service import QueryResult
 
 NOT_FOUND = "Neo.ClientError.Transaction.TransactionNotFound"
+TOO_MANY = "Neo.TransientError.Transaction.MaximumTransactionLimitReached"
 # guard + execute one statement of a body in a transaction (read: `accessMode: Read`)
 Run = Callable[[web.Request, dict[str, Any], Any, bool], Awaitable[QueryResult]]
 Respond = Callable[[web.Request, QueryResult], dict[str, Any] | web.Response]
@@ -37,6 +44,7 @@ class _Open:
     expires: dt.datetime
     read: bool = False
     timer: asyncio.TimerHandle | None = None
+    client: str = ""  # the address that opened it (the per-client cap)
 
 
 class HttpTransactions:
@@ -47,12 +55,14 @@ class HttpTransactions:
         respond: Respond,
         timeout: float = 30.0,
         database: Callable[[web.Request], Any] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self._backend = backend
         self._database = database  # checks `{db}` (raises the 404)
         self._run = run  # guard + execute one statement of a body in a transaction
         self._respond = respond  # the Query API body for a result, or an error response
         self._timeout = timeout
+        self._limits = limits or Limits()
         self._open: dict[str, _Open] = {}
 
     def routes(self, router: web.UrlDispatcher) -> None:
@@ -70,9 +80,11 @@ class HttpTransactions:
     async def _begin(self, request: web.Request) -> web.Response:
         body = await self._body(request)
         read = access_read(body)
+        client = request.remote or ""
+        self._check_caps(client)
         tx = await self._backend.begin(None, None)
         tx_id = secrets.token_hex(8)
-        self._open[tx_id] = _Open(tx, _now(), read)
+        self._open[tx_id] = _Open(tx, _now(), read, client=client)
         self._touch(tx_id)
         return await self._run_in(request, tx_id, body)
 
@@ -130,6 +142,22 @@ class HttpTransactions:
         parameters_of(body, request)
         access_read(body)
         return body
+
+    def _check_caps(self, client: str) -> None:
+        """Refuse one transaction too many (429), before a backend transaction is opened."""
+        total, per_client = self._limits.max_connections, self._limits.max_connections_per_client
+        mine = sum(1 for entry in self._open.values() if entry.client == client)
+        if total and len(self._open) >= total:
+            why = f"{len(self._open)} transactions are open ([limits] max_connections)"
+        elif per_client and mine >= per_client:
+            why = (f"{mine} transactions from {client} are open "
+                   "([limits] max_connections_per_client)")  # fmt: skip
+        else:
+            return
+        error = {"code": TOO_MANY, "message": f"refused: {why}. Commit or roll back one first"}
+        raise web.HTTPTooManyRequests(
+            text=json.dumps({"errors": [error]}), content_type="application/json"
+        )
 
     def _known(self, request: web.Request) -> str:
         if self._database is not None:
