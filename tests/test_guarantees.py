@@ -239,3 +239,27 @@ def test_http_transactions_are_capped_per_client(tmp_path: Path) -> None:
 
         assert asyncio.run(rollback(opened[0]["transaction"]["id"])) == 200
         assert "transaction" in json.loads(_post(base, {}))  # room again
+
+
+def test_a_bolt_upstream_that_ignores_tx_timeout_is_cut_off(
+    arcadedb_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ArcadeDB ignores Bolt's `tx_timeout`: the proxy's watchdog ends the wait with
+    LIM.TIMEOUT within 3x the timeout, and the next query is served."""
+    monkeypatch.setenv("QG_TEST_ARCADEDB_PASSWORD", arcadedb_server.root_password)
+    config = parse_config({
+        "server": {"bolt": "127.0.0.1:0", "http": "127.0.0.1:0", "data_dir": str(tmp_path)},
+        "backend": {"cypher": arcadedb_server.url, "database": arcadedb_server.database,
+                    "credentials": "configured", "user": "root",
+                    "password_env": "QG_TEST_ARCADEDB_PASSWORD"},
+        "limits": {"query_timeout_ms": TIMEOUT_MS},
+    })  # fmt: skip
+    slow = ("MATCH (a:Person), (b:Person), (c:Person), (d:Person) "
+            "WHERE a.born + b.born + c.born + d.born < 0 RETURN count(*) AS n")  # fmt: skip
+    with ProxyThread(config) as proxy:
+        http = f"http://127.0.0.1:{proxy.server.http.port}"
+        started = time.perf_counter()
+        answer = _post(http + "/v1/query", {"query": slow})
+        took = time.perf_counter() - started
+        assert "LIM.TIMEOUT" in answer and took < 3 * TIMEOUT_MS / 1000, (answer[:300], took)
+        assert '"rows": [[1999]]' in _post(http + "/v1/query", {"query": QUICK})

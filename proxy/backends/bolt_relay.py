@@ -167,8 +167,18 @@ class BoltRelayBackend:
         if self._closed:
             raise BackendUnavailable("the Bolt upstream backend is closed")
         return await UpstreamConnection.open(
-            self.host, self.port, token, tls=self.tls, timeout=self.connect_timeout
-        )
+            self.host, self.port, token, tls=self.tls, timeout=self.connect_timeout,
+            silence=self._silence(),
+        )  # fmt: skip
+
+    def _silence(self) -> float | None:
+        """How long a waiting request may hear nothing from the server: `tx_timeout` plus a
+        grace (within 2x of it, at most 5 s more). Servers that apply `tx_timeout` (Neo4j)
+        fail the query first; those that ignore it (ArcadeDB) are cut off here."""
+        if not self.query_timeout_ms:
+            return None
+        seconds = self.query_timeout_ms / 1000
+        return seconds + min(5.0, max(seconds, 0.5))
 
     def release(self, conn: UpstreamConnection, key: AuthKey) -> None:
         if conn.lost or self._closed:

@@ -4,6 +4,11 @@ Requests are pipelined: `queue()` appends a message and returns its `Response`, 
 everything queued in one write, and the server's replies fill the responses in order. RECORD
 messages are kept as their framed wire bytes and never decoded here, so a result can go to a
 Bolt client as it came; summaries (SUCCESS / FAILURE / IGNORED) are decoded.
+
+A connection opened with a `silence` bound (the relay's: `[limits] query_timeout_ms` plus a
+grace) is a watchdog for servers that ignore the Bolt `tx_timeout` (ArcadeDB): when a request
+waits and the server sends nothing for that long, the connection is aborted and every waiting
+request fails with `LIM.TIMEOUT`, so a client never waits far past the query timeout.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from query_guard.bolt.packstream import PackStreamError, Unpacker
 from query_guard.bolt.values import ValueCodec
 
 LOST = -1  # Response.tag when the connection died before the reply came
+SILENT = -2  # Response.tag when the server sent nothing for `silence` seconds (aborted)
 USER_AGENT = "query-guard/0.1"
 UNKNOWN_ERROR = "Neo.DatabaseError.General.UnknownError"
 
@@ -45,6 +51,8 @@ class Response:
         """The failure this reply stands for (call when not `ok`)."""
         if self.tag == LOST:
             return BackendUnavailable(f"the Bolt upstream closed the connection during a {what}")
+        if self.tag == SILENT:
+            return timeout_error(None, f"the Bolt upstream sent nothing during a {what}")
         if self.tag == m.IGNORED:
             return BackendError(f"the Bolt upstream ignored the {what}", UNKNOWN_ERROR)
         meta = self.metadata
@@ -69,6 +77,9 @@ class UpstreamConnection(asyncio.Protocol):
         self._responses: deque[Response] = deque()
         self._loop = asyncio.get_running_loop()
         self._greeting: asyncio.Future[bytes] = self._loop.create_future()
+        self.silence: float | None = None  # seconds without a byte while a request waits
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._silent = False
 
     # -- opening --------------------------------------------------------------------------
 
@@ -81,6 +92,7 @@ class UpstreamConnection(asyncio.Protocol):
         *,
         tls: ssl.SSLContext | None = None,
         timeout: float = 10.0,
+        silence: float | None = None,
     ) -> UpstreamConnection:
         """Connect, negotiate a version, HELLO (and LOGON). Raises BackendUnavailable when
         the server cannot be reached, BackendError with the server's code when it refuses."""
@@ -98,6 +110,7 @@ class UpstreamConnection(asyncio.Protocol):
             if conn is not None:
                 conn.close()
             raise
+        conn.silence = silence  # armed after the handshake (its own `timeout` bounds that)
         return conn
 
     async def _greet(self, auth: dict[str, Any]) -> None:
@@ -143,6 +156,24 @@ class UpstreamConnection(asyncio.Protocol):
         out, self._out = self._out, bytearray()
         if out and self.transport is not None and not self.lost:
             self.transport.write(out)
+            self._watch()
+
+    # -- the silence watchdog -------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """(Re)arm the watchdog while a request waits; disarm it when none does."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        if self.silence and self._responses and not self.lost:
+            self._watchdog = self._loop.call_later(self.silence, self._fall_silent)
+
+    def _fall_silent(self) -> None:
+        self._watchdog = None
+        if not self._responses or self.lost:
+            return
+        self._silent = True
+        self._broken(f"no reply for {self.silence:g} s")
 
     def reset_later(self) -> None:
         """Pipeline a RESET (nobody waits for it): the next request queues behind it."""
@@ -181,6 +212,8 @@ class UpstreamConnection(asyncio.Protocol):
             return
         if used:
             del buf[:used]
+        if self._watchdog is not None:  # the server is alive: the whole bound again, or done
+            self._watch()
 
     def _messages(self, buf: bytearray) -> int:
         """Dispatch every complete message in `buf`; returns the bytes consumed."""
@@ -236,12 +269,16 @@ class UpstreamConnection(asyncio.Protocol):
 
     def _lose(self) -> None:
         self.lost = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        tag = SILENT if self._silent else LOST
         if not self._greeting.done():
             self._greeting.set_exception(ConnectionResetError("closed during the handshake"))
             self._greeting.exception()  # retrieved: whoever awaits it sees the error
         while self._responses:
             response = self._responses.popleft()
-            response.tag = LOST
+            response.tag = tag
             if not response.done.done():
                 response.done.set_result(None)
 
