@@ -10,12 +10,17 @@ Properties are checked on `v.key` and inline maps `(v:Label {key: …})` when th
 labels are known in its scope and the schema lists properties for them; relationship
 properties when the relationship's type is known and the schema lists relationship
 properties at all. Patterns of CREATE / MERGE are not checked (they may add new names).
+
+A dynamic label or type (Neo4j 5.26 `:$(expr)`, `:$all(…)`, `:$any(…)`, in patterns, SET and
+REMOVE) is named only when the query runs: no schema rule can check it, and `SCH.DYNAMIC_NAME`
+(info) says so; it never blocks.
 """
 
 from __future__ import annotations
 
 from query_guard.context import GuardContext
 from query_guard.cypher import ast
+from query_guard.cypher.ast_dynamic import LabelDynamic
 from query_guard.cypher.patterns import closest, positive_names
 from query_guard.cypher.query import CypherQuery
 from query_guard.hookspecs import hookimpl
@@ -26,13 +31,25 @@ from query_guard.schema import SchemaCatalog
 @hookimpl
 def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     schema = ctx.schema
-    if schema is None or not schema.labels:
+    if schema is None:
         return []
+    findings = [_dynamic(node) for node in query.find(LabelDynamic)]
+    if not schema.labels:
+        return findings
     written = query.written()
-    findings: list[Finding] = []
     findings += _labels(query, schema, written)
     findings += _properties(query, schema, written)
     return findings
+
+
+def _dynamic(node: LabelDynamic) -> Finding:
+    return Finding(
+        "SCH.DYNAMIC_NAME",
+        Severity.INFO,
+        "a dynamic label or relationship type is named only when the query runs: the schema "
+        "rules (unknown labels and types, directions) cannot check it",
+        node.span,
+    )
 
 
 def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) -> list[Finding]:

@@ -59,6 +59,10 @@ CODES: dict[str, Code] = {
         "warning", "property key absent from the schema (hint: closest key)"
     ),
     "SCH.NO_PATH": Code("warning", "pattern fits the schema in neither direction"),
+    "SCH.DYNAMIC_NAME": Code(
+        "info", "a dynamic label or type (`:$(expr)`, `:$any(…)`): named at run time, so the "
+        "schema rules cannot check it"
+    ),
     "SCH.UNKNOWN_TABLE": Code(
         "warning", "SQL table absent from the schema; fixed when exactly one name is close"
     ),

@@ -77,6 +77,8 @@ class CompatSettings:
 
     procedures: str = "proxy"  # "proxy": answer system procedures; "backend": pass through
     schema_statements: str = "error"  # idempotent CREATE … IF NOT EXISTS: "error"|"acknowledge"
+    # a proxy-answered procedure re-discovers a catalog older than this first (0: always)
+    schema_max_age_seconds: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,7 @@ class AuditTable(Table):
 class CompatTable(Table):
     procedures: Literal["proxy", "backend"] = "proxy"
     schema_statements: Literal["error", "acknowledge"] = "error"
+    schema_max_age_seconds: Annotated[float, Field(ge=0.0)] = 60.0
 
 
 class RepairLLMTable(Table):

@@ -8,7 +8,11 @@
   client session's** credentials, before that session's first query (`FirstSessionDiscovery`);
 * none (`[guard] discover_schema = false`).
 
-Discovered schemas are refreshed every `[guard] schema_ttl_seconds`. Until a schema exists,
+Discovered schemas are refreshed every `[guard] schema_ttl_seconds`; a write through the proxy
+makes them stale (`mark_stale`, called by the Cypher execution after a write that ran): they
+are re-discovered in the background, and before the next proxy-answered schema procedure
+(`ensure_fresh`), which also re-discovers a catalog older than `[compat]
+schema_max_age_seconds` (writes made elsewhere). Until a schema exists,
 every verdict the proxy lets through carries `SCH.NO_SCHEMA` (info): the schema rules are
 inactive. `description` says which of these applies (`serve` prints it).
 """
@@ -16,9 +20,11 @@ inactive. `description` says which of these applies (`serve` prints it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +53,11 @@ class SchemaSource:
         self.first_session: FirstSessionDiscovery | None = None
         self._lazy = False
         self._guard: Guard | None = None
+        self._on_schema: Callable[[SchemaCatalog], None] | None = None
+        self._stale = False
+        self._discovered_at = time.monotonic()
+        self._lock = asyncio.Lock()
+        self._pending: asyncio.Task[None] | None = None  # a background refresh after a write
 
     @property
     def threshold(self) -> float:
@@ -119,6 +130,8 @@ class SchemaSource:
         """Refresh a discovered schema every `guard.schema_ttl_seconds` (0: never), or wait
         for the first client session when only a client's credentials can discover it."""
         self._guard = guard
+        self._on_schema = on_schema
+        self._discovered_at = time.monotonic()
         ttl = int(self.config.guard_raw["schema_ttl_seconds"])
         if self._lazy:
             self.first_session = FirstSessionDiscovery(
@@ -129,6 +142,55 @@ class SchemaSource:
             return
         self.refresher = SchemaRefresher(guard, self.discover, ttl, self.threshold)
         self.refresher.start()
+
+    @property
+    def refreshable(self) -> bool:
+        """Is the catalog discovered (not a schema file, discovery on), with a guard to use it?"""
+        raw = self.config.guard_raw
+        return self._guard is not None and bool(raw["discover_schema"]) and not raw["schema"]
+
+    def mark_stale(self, *, background: bool = True) -> None:
+        """A write went through the proxy: the catalog may lack its labels, types and keys.
+        Re-discovered in the background (`background`; not for a write inside an open
+        transaction, which other sessions cannot see yet) and before the next `ensure_fresh`."""
+        if not self.refreshable:
+            return
+        self._stale = True
+        if background and (self._pending is None or self._pending.done()):
+            self._pending = asyncio.create_task(self._refresh_soon(), name="schema-stale")
+
+    async def ensure_fresh(self) -> bool:
+        """Before a proxy-answered schema procedure: re-discover a stale catalog, or one older
+        than `[compat] schema_max_age_seconds`. True when the catalog changed."""
+        if not self.refreshable:
+            return False
+        max_age = self.config.compat.schema_max_age_seconds
+        if not self._stale and time.monotonic() - self._discovered_at < max_age:
+            return False
+        return await self.refresh()
+
+    async def refresh(self) -> bool:
+        """One discovery round now; swaps the catalog in (the guard's rules use it too) when it
+        changed. A failure keeps the catalog we have (and says so in the log)."""
+        guard = self._guard
+        if guard is None or (self.first_session is not None and not self.first_session.done):
+            return False  # the first client session discovers it
+        async with self._lock:
+            self._stale = False
+            try:
+                changed = await SchemaRefresher(guard, self.discover, 0, self.threshold).refresh()
+            except Exception as exc:  # the database may be down: keep the schema we have
+                log.warning("schema refresh failed, keeping the current schema: %s", exc)
+                return False
+            self._discovered_at = time.monotonic()
+        if changed and self._on_schema is not None and guard.ctx.schema is not None:
+            self._on_schema(guard.ctx.schema)
+        return changed
+
+    async def _refresh_soon(self, delay: float = 0.2) -> None:
+        await asyncio.sleep(delay)  # writes come in bursts: one discovery for the burst
+        if self._stale:
+            await self.refresh()
 
     def note(self) -> Finding | None:
         """`SCH.NO_SCHEMA` while the guard has no schema, else None."""
@@ -155,6 +217,11 @@ class SchemaSource:
         return authenticate
 
     async def close(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pending
         if self.refresher is not None:
             refresher, self.refresher = self.refresher, None
             await refresher.close()

@@ -197,7 +197,8 @@ class ProxyServer:
         assert self.guard is not None
         limits = Limits.from_config(self.config.limits)
         note = self.source.note if self.source is not None else None
-        cypher = CypherExecution(self.backend, build_repairer(self.guard, self.config))
+        cypher = CypherExecution(self.backend, build_repairer(self.guard, self.config),
+                                 schema=self.source)  # fmt: skip
         gremlin = (
             self.gremlin_service.route()
             if self.gremlin_service is not None

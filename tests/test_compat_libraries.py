@@ -132,8 +132,9 @@ def test_graphrag_text2cypher_refuses_detach_delete_itself(
 ) -> None:
     retriever, before = graphrag_retriever(driver, fake_llm), node_count(driver)
     fake_llm.reply = DELETE_ALL
-    # EXPLAIN answers Neo4j's type for it (it reads and writes: 'rw'); the library refuses
-    with pytest.raises(Text2CypherRetrievalError, match=r"non-read-only .*query_type='rw'"):
+    # EXPLAIN answers Neo4j's type for it (a write returning no records: 'w'); the library
+    # refuses it
+    with pytest.raises(Text2CypherRetrievalError, match=r"non-read-only .*query_type='w'"):
         retriever.search(query_text="Delete everything")
     assert node_count(driver) == before > 0
 

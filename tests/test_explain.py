@@ -78,6 +78,9 @@ def test_read_only_answers_explain_of_a_write_as_type_w_and_runs_nothing(
         assert records == [] and summary.query_type == "w"
         _, merged, _ = driver.execute_query("EXPLAIN MATCH (p:Person) SET p.x = 1 RETURN p")
         assert merged.query_type == "rw"
+        for write in ("MATCH (p:Probe) DETACH DELETE p", "MATCH (p:Person) SET p.x = 1"):
+            _, summary, _ = driver.execute_query("EXPLAIN " + write)  # returns no records
+            assert summary.query_type == "w", write
         assert _count(driver, "Probe") == 0
         with pytest.raises(nex.Neo4jError) as refused:  # the bare write is still blocked
             driver.execute_query("CREATE (:Probe {n: 1})")

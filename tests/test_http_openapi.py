@@ -42,3 +42,47 @@ def base(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 def test_every_response_matches_the_openapi_document(base: str, case: schemathesis.Case) -> None:
     # a well-formed request whose query is refused (syntax, a write) answers 400 by design
     case.call_and_validate(base_url=base, excluded_checks=[positive_data_acceptance])
+
+
+def _post(url: str, body: dict[str, object], headers: dict[str, str]) -> tuple[int, dict]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode()
+    req = urllib.request.Request(url, data, {"Content-Type": "application/json", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_the_document_says_what_the_server_refuses() -> None:
+    """An empty statement and an Access-Mode outside the enumeration are refused: the
+    document declares both."""
+    statement = document()["paths"]["/db/{db}/tx/commit"]["post"]["requestBody"]
+    items = statement["content"]["application/json"]["schema"]["properties"]["statements"]
+    assert items["items"]["properties"]["statement"]["minLength"] == 1
+    header = document()["paths"]["/db/{db}/tx/commit"]["post"]["parameters"][-1]
+    assert header["name"] == "Access-Mode" and header["schema"]["enum"] == ["READ", "WRITE"]
+
+
+def test_access_mode_outside_the_enumeration_is_a_400(
+    base: str, request: pytest.FixtureRequest
+) -> None:
+    if request.node.callspec.params["base"] == "users":
+        pytest.skip("the open front is enough")
+    url = f"{base}/db/neo4j/tx/commit"
+    body = {"statements": [{"statement": "MATCH (m:Movie) RETURN count(m) AS c"}]}
+    status, answer = _post(url, body, {"Access-Mode": "AAA"})
+    assert status == 400
+    assert answer["errors"][0]["code"] == "Neo.ClientError.Request.Invalid"
+    assert "Access-Mode" in answer["errors"][0]["message"]
+    for mode in ("READ", "WRITE"):
+        status, answer = _post(url, body, {"Access-Mode": mode})
+        assert status == 200 and answer["errors"] == [], answer
+        assert answer["results"][0]["data"][0]["row"][0] > 0
+    _, refused = _post(url, {"statements": [{"statement": "CREATE (:X)"}]},
+                       {"Access-Mode": "READ"})  # fmt: skip
+    assert refused["errors"], refused

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from query_guard.cypher.ast import Expr, SchemaCommand
+from query_guard.cypher.ast import Expr, Parameter, SchemaCommand
 
 
 @dataclass(eq=False, slots=True)
@@ -21,9 +21,11 @@ class SchemaDefinition(SchemaCommand):
     `if_exists` is `IF NOT EXISTS` on a CREATE, `IF EXISTS` on a DROP; `entity` is "node",
     "relationship" or "" (a DROP by name); `rule` the constraint kind ("UNIQUE", "NODE KEY",
     "NOT NULL", ":: INTEGER", …) and `options` the OPTIONS map (judged like any expression).
+    A name given as a parameter (`DROP INDEX $name`) is `name_parameter`, `name` None.
     """
 
     name: str | None = None
+    name_parameter: Parameter | None = None  # `CREATE INDEX $name …`: the name is a parameter
     if_exists: bool = False
     entity: str = ""
     variable: str | None = None

@@ -223,14 +223,14 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
     for kind, text in pieces:
         if prev and (
             _needs_space(prev_kind, prev, kind, text)
-            or (text == "{" and _wordy(prev[-1]))
+            or (text == "{" and (_wordy(prev[-1]) or (prev == ")" and braces[-1:] == ["("])))
             or (prev == ":" and braces[-1:] == ["{"])
             or kind in _COMPARISONS
             or prev_kind in _COMPARISONS
         ):
             out.append(" ")
         out.append(text)
-        if text in ("(", "[", "{", "-[", "<-["):
+        if text in ("(", "[", "{", "-[", "<-[", "$("):
             braces.append(text[-1])
         elif text in (")", "]", "}") and braces:
             braces.pop()

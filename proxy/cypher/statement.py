@@ -1,6 +1,7 @@
 """What kind of statement a parsed query is: an `EXPLAIN` (answered by the proxy, never run),
 a `PROFILE` (run like the bare query), and Neo4j's summary query type — `r` (reads only), `w`
-(writes only), `rw` (reads and writes, or writes that return rows), `s` (schema commands).
+(writes and returns no records, `MATCH … DETACH DELETE` included), `rw` (writes and returns
+records), `s` (schema commands).
 
 Example::
 
@@ -8,6 +9,8 @@ Example::
     (True, 'w')
     >>> statement_facts(CypherQuery.parse("MATCH (p:Person) SET p.seen = true RETURN p"))
     (False, 'rw')
+    >>> statement_facts(CypherQuery.parse("MATCH (p:Person) DETACH DELETE p"))
+    (False, 'w')
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from query_guard.cypher import ast
 from query_guard.cypher.query import CypherQuery
 
 _WRITES = (ast.Create, ast.Merge, ast.Delete, ast.SetClause, ast.Remove, ast.Foreach)
-# clauses that read the graph (or return rows) next to a write: `MATCH … SET` is `rw`
-_READS = (ast.Match, ast.Merge, ast.Return, ast.CallProcedure, ast.LoadCsv, ast.Unwind)
+# the statement's last clause returns records: a write ending in one of these is `rw`
+_RETURNS = (ast.Return, ast.CallProcedure)
 
 
 def prefix(query: CypherQuery) -> str:
@@ -44,7 +47,13 @@ def query_type(query: CypherQuery) -> str:
         return "s"
     if not any(True for _ in query.find(*_WRITES)):
         return "r"
-    return "rw" if any(True for _ in query.find(*_READS)) else "w"
+    return "rw" if any(_returns(s) for s in query.script.statements) else "w"
+
+
+def _returns(statement: ast.Query) -> bool:
+    """Does the statement return records (Neo4j: a write with result columns is `rw`)?"""
+    branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
+    return any(b.clauses and isinstance(b.clauses[-1], _RETURNS) for b in branches)
 
 
 def statement_facts(query: CypherQuery) -> tuple[bool, str]:

@@ -38,6 +38,7 @@ from query_guard.cypher.ast import (
     UnaryOp,
     Variable,
 )
+from query_guard.cypher.ast_dynamic import LabelDynamic
 from query_guard.cypher.build_parts import (
     BracedMapProjection,
     BuildError,
@@ -315,6 +316,17 @@ class ExprBuilder:
 
     def label_negation(self, c: list[Any]) -> LabelNot:
         return LabelNot(span_of(c), c[1])
+
+    def label_dynamic(self, c: list[Any]) -> LabelDynamic:
+        """`$(expr)` / `$all(expr)` / `$any(expr)`: a label or type named when the query runs."""
+        opener = c[0]
+        mode = "all" if opener.type == "DYNAMIC_OPEN" else opener.value[1:].lower()
+        if mode not in ("all", "any"):
+            raise BuildError(
+                f"expected `$(…)`, `$all(…)` or `$any(…)` for a dynamic label, not `{opener}(`",
+                tok_span(opener),
+            )
+        return LabelDynamic(span_of(c), mode, ex(c[-2]))
 
     def label_group(self, c: list[Any]) -> LabelExpr:
         return c[1]

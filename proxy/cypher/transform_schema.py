@@ -44,6 +44,7 @@ class SchemaBuilder:
             span,
             " ".join(_keywords(c)),
             name=fields.pop("name", parts.get("name")),
+            name_parameter=next((x for x in c if isinstance(x, Parameter)), None),
             if_exists="if_exists" in parts,
             entity=target[0],
             variable=target[1],

@@ -42,6 +42,7 @@ from query_guard.frontends.http_answers import (
 from query_guard.frontends.http_auth import USER, AuthHook, HttpAuth
 from query_guard.frontends.http_tx import HttpTransactions
 from query_guard.frontends.json_values import to_json
+from query_guard.frontends.openapi import ACCESS_MODES
 from query_guard.grounding_context import context_text, reciprocity_notes, schema_text
 from query_guard.metrics import CONTENT_TYPE, Metrics, open_connections
 from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
@@ -279,7 +280,10 @@ class HttpFrontend:
         statements = body.get("statements")
         if not isinstance(statements, list) or not all(isinstance(s, dict) for s in statements):
             raise bad_request('the body must be {"statements": [{"statement": …}, …]}')
-        read = request.headers.get("Access-Mode", "").strip().upper() == "READ"
+        mode = request.headers.get("Access-Mode", "WRITE")
+        if mode not in ACCESS_MODES:
+            raise bad_request(f"Access-Mode must be one of {', '.join(ACCESS_MODES)}")
+        read = mode == "READ"
         results: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         guard: list[dict[str, Any]] = []

@@ -70,12 +70,13 @@ _V2 = {
     },
 }
 _TYPED = "application/vnd.neo4j.query"
+ACCESS_MODES = ("READ", "WRITE")  # the legacy endpoint's Access-Mode header (others: 400)
 _ERR = {"$ref": "#/components/schemas/Errors"}
 _STATEMENT = {
     "type": "object",
     "required": ["statement"],
     "properties": {
-        "statement": {"type": "string"},
+        "statement": {"type": "string", "minLength": 1},  # an empty one is refused
         "parameters": {"type": "object"},
         "accessMode": {"enum": ["Read", "Write"]},
     },
@@ -216,7 +217,7 @@ def document() -> dict[str, Any]:
                 "parameters": [*_db(), {
                     "name": "Access-Mode", "in": "header", "required": False,
                     "description": "READ refuses statements that write",
-                    "schema": {"type": "string", "enum": ["READ", "WRITE"]},
+                    "schema": {"type": "string", "enum": list(ACCESS_MODES)},
                 }],
                 "requestBody": _body(_object(
                     {"statements": {"type": "array", "items": _STATEMENT}}, ["statements"]

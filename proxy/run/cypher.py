@@ -5,13 +5,18 @@ out as it is; a failed or empty one goes to the repair loop (DESIGN §6).
 Inside an explicit transaction only empty results are repaired: a failed statement ends the
 transaction on Neo4j, so a retry there could not run (FalkorDB would allow it; one rule for
 all). Proxy-answered procedures (`COMPAT.PROCEDURE`) are never repaired: their rows are the
-answer."""
+answer.
+
+The schema catalog (`SchemaFreshness`, the server's `SchemaSource`) hears of every write that
+ran (`mark_stale`), and is made fresh before a proxy-answered procedure is answered
+(`ensure_fresh`): when it changed, the query is judged again, so its rows hold the labels,
+types and keys written since."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from query_guard.backends.base import Backend, BackendError, BackendUnavailable, ResultStream
 from query_guard.explain import answer_explain
@@ -19,9 +24,18 @@ from query_guard.model import Action, Finding, Verdict
 from query_guard.repair.candidates import is_blank
 from query_guard.repair.repairer import PEEK, Repairer
 from query_guard.run.request import Outcome, QueryRequest
+from query_guard.run.runner import WRITES
 
 PROXY_ANSWERED = "COMPAT.PROCEDURE"  # the finding on a proxy-answered procedure's rewrite
 Judge = Callable[[str, dict[str, Any]], Awaitable[Verdict]]
+
+
+class SchemaFreshness(Protocol):
+    """What the execution tells the schema catalog's source (`query_guard.schema_source`)."""
+
+    def mark_stale(self, *, background: bool = True) -> None: ...
+
+    async def ensure_fresh(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -44,11 +58,31 @@ class Plan:
 class CypherExecution:
     """Runs judged Cypher on `backend`, through `repairer` when it is on."""
 
-    def __init__(self, backend: Backend, repairer: Repairer | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        repairer: Repairer | None = None,
+        schema: SchemaFreshness | None = None,
+    ) -> None:
         self.backend = backend
         self.repairer = repairer
+        self.schema = schema
 
     async def execute(
+        self, req: QueryRequest, verdict: Verdict, judge: Judge, record: dict[str, Any]
+    ) -> Outcome:
+        answered = self.schema is not None and PROXY_ANSWERED in verdict.codes
+        if answered and await self.schema.ensure_fresh():  # type: ignore[union-attr]
+            verdict = await judge(req.text, req.parameters)  # from the catalog as it is now
+            if verdict.blocked:
+                return Outcome(verdict)
+        outcome = await self._execute(req, verdict, judge, record)
+        writes = verdict.query_type in WRITES and not verdict.explain
+        if self.schema is not None and writes and outcome.error is None:
+            self.schema.mark_stale(background=req.tx is None)
+        return outcome
+
+    async def _execute(
         self, req: QueryRequest, verdict: Verdict, judge: Judge, record: dict[str, Any]
     ) -> Outcome:
         plan = Plan.of(verdict, req.text)

@@ -1,0 +1,124 @@
+"""Neo4j 5 syntax the peers' libraries send (issue 21): dynamic labels and types `$(…)`,
+parameterised index/constraint names, schema commands under EXPLAIN, `CALL (x) {…}`, FINISH.
+Each parses, re-emits exactly, and is judged by the same rules: a dynamic name is one the
+schema rules cannot check (SCH.DYNAMIC_NAME, info, never blocking a read); writes stay blocked
+in read-only mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from query_guard.config import parse_config
+from query_guard.cypher.ast_dynamic import LabelDynamic
+from query_guard.cypher.ast_schema import SchemaDefinition
+from query_guard.cypher.emit import emit_query, structure
+from query_guard.cypher.parser import CypherSyntaxError, parse
+from query_guard.cypher.query import CypherQuery
+from query_guard.pipeline import build_guard
+from query_guard.schema import SchemaCatalog
+
+SCHEMA = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie), (Person, DIRECTED, Movie)")
+READ_ONLY = build_guard(parse_config({}), SCHEMA)
+WRITABLE = build_guard(parse_config({"guard": {"read_only": False}}), SCHEMA)
+
+DYNAMIC_READS = [
+    "MATCH (n:$($label)) RETURN n.name AS name LIMIT 5",
+    "MATCH (n:$all($labels)) RETURN n LIMIT 5",
+    "MATCH (n:$any($labels)) RETURN n LIMIT 5",
+    "MATCH (n:Person&$($label)) RETURN n LIMIT 5",
+    "MATCH (p:Person)-[:$($type)]->(m:Movie) RETURN m LIMIT 5",
+    "MATCH ()-[r:$any($types)]->() RETURN count(r) AS c",
+    "MATCH (n) WHERE n:$($label) RETURN n LIMIT 5",
+]
+DYNAMIC_WRITES = [
+    "UNWIND $rows AS row MERGE (n:__Entity__ {id: row.id}) SET n:$(row.labels)",  # graphrag
+    "CREATE (:$($label) {name: $name})",
+    "MATCH (a {id: $a}), (b {id: $b}) CREATE (a)-[:$($type)]->(b)",
+    "UNWIND $rows AS row MATCH (a {id: row.s}), (b {id: row.t}) MERGE (a)-[r:$(row.type)]->(b)",
+    "MATCH (n:Person) REMOVE n:$($label)",
+    "MATCH (n:Person) SET n[$key] = $value",
+]
+SCHEMA_STATEMENTS = [
+    "CREATE INDEX $name IF NOT EXISTS FOR (n:Person) ON (n.name)",
+    "CREATE VECTOR INDEX $name IF NOT EXISTS FOR (n:Chunk) ON n.embedding",
+    "CREATE CONSTRAINT $name IF NOT EXISTS FOR (n:Person) REQUIRE n.id IS UNIQUE",
+    "DROP INDEX $name IF EXISTS",
+    "DROP CONSTRAINT $name",
+]
+EXPLAINED_SCHEMA = [
+    "EXPLAIN CREATE INDEX i FOR (n:Person) ON (n.name)",
+    "EXPLAIN CREATE INDEX $name IF NOT EXISTS FOR ()-[r:ACTED_IN]-() ON (r.role)",
+    "EXPLAIN CREATE VECTOR INDEX v IF NOT EXISTS FOR (n:Chunk) ON n.embedding "
+    "OPTIONS {indexConfig: {`vector.dimensions`: 3}}",
+    "EXPLAIN CREATE FULLTEXT INDEX f FOR (n:Person|Movie) ON EACH [n.name, n.title]",
+    "EXPLAIN CREATE CONSTRAINT c FOR (n:Person) REQUIRE n.id IS UNIQUE",
+    "EXPLAIN DROP INDEX i IF EXISTS",
+    "EXPLAIN DROP CONSTRAINT $name",
+]
+OTHER = [
+    "MATCH (p:Person) CALL (p){MATCH (p)-[:ACTED_IN]->(m) RETURN m} RETURN m LIMIT 5",
+    "MATCH (p:Person) SET p.seen = true FINISH",
+]
+ALL = DYNAMIC_READS + DYNAMIC_WRITES + SCHEMA_STATEMENTS + EXPLAINED_SCHEMA + OTHER
+
+
+@pytest.mark.parametrize("text", ALL)
+def test_neo4j5_syntax_parses_and_re_emits_exactly(text: str) -> None:
+    """(The texts are written the way the canonical emitter spaces them.)"""
+    out = emit_query(CypherQuery.parse(text))
+    assert out == text
+    assert structure(parse(out)) == structure(parse(text))
+
+
+def test_dynamic_labels_read_as_what_they_are() -> None:
+    query = CypherQuery.parse("MATCH (n:$any($labels))-[:$(row.type)]->(m:$all(['A', 'B'])) "
+                              "RETURN n")  # fmt: skip
+    dynamic = list(query.find(LabelDynamic))
+    assert [d.mode for d in dynamic] == ["any", "all", "all"]
+    assert [query.text[slice(*d.expr.span)] for d in dynamic] == [
+        "$labels", "row.type", "['A', 'B']"
+    ]  # fmt: skip
+
+
+def test_only_any_and_all_name_a_dynamic_label() -> None:
+    with pytest.raises(CypherSyntaxError):
+        CypherQuery.parse("MATCH (n:$some($labels)) RETURN n")
+
+
+def test_a_parameter_names_an_index_or_constraint() -> None:
+    (node,) = CypherQuery.parse("DROP INDEX $name IF EXISTS").find(SchemaDefinition)
+    assert node.name is None and node.name_parameter is not None
+    assert node.name_parameter.name == "name" and node.if_exists
+
+
+@pytest.mark.parametrize("text", DYNAMIC_READS)
+def test_a_dynamic_name_in_a_read_is_info_and_runs(text: str) -> None:
+    for guard in (READ_ONLY, WRITABLE):
+        verdict = guard.check(text)
+        assert not verdict.blocked, verdict.findings
+        assert "SCH.DYNAMIC_NAME" in verdict.codes
+        assert verdict.query_type == "r"
+        assert not {"SCH.UNKNOWN_LABEL", "SCH.UNKNOWN_REL_TYPE", "SCH.NO_PATH"} & set(
+            verdict.codes
+        )
+        assert verdict.to_run == text
+
+
+@pytest.mark.parametrize("text", DYNAMIC_WRITES + SCHEMA_STATEMENTS)
+def test_writes_with_the_new_syntax_stay_blocked_in_read_only_mode(text: str) -> None:
+    refused = READ_ONLY.check(text)
+    assert refused.blocked and "SEC.WRITE" in refused.codes
+    allowed = WRITABLE.check(text)
+    assert not allowed.blocked and allowed.to_run == text
+    assert allowed.query_type in ("w", "s")
+
+
+def test_the_expression_inside_a_dynamic_label_is_judged() -> None:
+    verdict = WRITABLE.check("MATCH (n:Person) SET n:$(dbms.killQuery('x'))")
+    assert verdict.blocked and "SEC.PROCEDURE" in verdict.codes
+
+
+@pytest.mark.parametrize("text", EXPLAINED_SCHEMA)
+def test_explain_of_a_schema_command_is_answered_in_read_only_mode(text: str) -> None:
+    verdict = READ_ONLY.check(text)
+    assert not verdict.blocked and verdict.explain and verdict.query_type == "s"
