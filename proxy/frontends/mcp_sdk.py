@@ -65,6 +65,17 @@ def http_app(server: Any, *, host: str) -> Any:
     return server.streamable_http_app()
 
 
+async def run_stdio(server: Any, stdin: Any, stdout: Any) -> None:
+    """Serve `server` over the SDK's stdio transport with our own line streams (`stdin`: an
+    async iterator of message lines, `stdout`: async `write`/`flush` of text), until `stdin`
+    ends. Both majors' `stdio_server` take such streams."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server if SDK_MAJOR == 2 else server._mcp_server
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 def annotations(*, title: str, read_only: bool) -> Any:
     """Tool annotations: reads only what the proxy's database holds (a closed world)."""
     return mcp_types.ToolAnnotations.model_validate(
