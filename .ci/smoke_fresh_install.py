@@ -100,6 +100,14 @@ def check_http(address: str) -> None:
     assert status == 200 and body["rows"] == [["Santé Gourmet"]], (status, body)
     status, body = post(f"{base}/v1/query", {"query": "DELETE FROM customers", "language": "sql"})
     assert body.get("action") == "block" or status >= 400, (status, body)
+    # what a web page could send: refused before anything is read
+    status, body = post(f"{base}/v1/query", {"query": SQL}, {"Content-Type": "text/plain"})
+    assert status == 415, (status, body)
+    status, body = post(f"{base}/v1/query", {"query": SQL}, {"Origin": "https://evil.example"})
+    assert status == 403, (status, body)
+    status, body = post(f"{base}/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                        {"Host": "rebound.example", "Accept": "application/json"})
+    assert status == 421, (status, body)
 
 
 def mcp_calls() -> list[dict[str, Any]]:
@@ -116,7 +124,7 @@ def mcp_calls() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def check_mcp_answers(answers: dict[int, Any], where: str) -> None:
+def check_mcp_answers(answers: dict[Any, Any], where: str) -> None:
     assert answers[1]["result"]["serverInfo"]["name"] == "query-guard", (where, answers[1])
     read = answers[2]["result"]
     assert not read.get("isError") and "Keanu Reeves" in read["content"][0]["text"], (where, read)
@@ -142,8 +150,9 @@ def check_mcp_stdio(data: Path) -> None:
     proc = subprocess.Popen([cli(), "mcp", "--config", str(config)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
-    answers: dict[int, Any] = {}
+    answers: dict[int | None, Any] = {}
     try:
+        proc.stdin.buffer.write(b"\xff\xfe not UTF-8\n")  # answered, and the server goes on
         for message in mcp_calls():
             proc.stdin.write(json.dumps(message) + "\n")
             proc.stdin.flush()
@@ -157,6 +166,7 @@ def check_mcp_stdio(data: Path) -> None:
     finally:
         proc.stdin.close()
         proc.wait(30)
+    assert answers[None]["error"]["code"] == -32700, answers.get(None)
     check_mcp_answers(answers, "stdio")
 
 

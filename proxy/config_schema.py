@@ -61,6 +61,7 @@ class ServerTable(Table):
     http: str = ""
     http_max_body_bytes: Off = 1024 * 1024
     http_cors_origins: list[str] = []
+    http_allowed_hosts: list[Name] = []
     gremlin: str = ""
     advertised_address: str = ""
     data_dir: str = ".query-guard"

@@ -127,8 +127,11 @@ async def _serve(config: Config) -> int:
 
 async def serve_stdio(config: Any) -> None:
     """`query-guard mcp`: backends and guards of a `ProxyServer` without listeners, and the
-    MCP server on standard input/output (logs and the audit log go to standard error)."""
-    from query_guard.frontends.mcp import build_mcp  # the MCP SDK loads only for this command
+    MCP server on standard input/output (logs and the audit log go to standard error); a line
+    that is no JSON-RPC message gets a JSON-RPC error and the next one is served."""
+    # the MCP SDK loads only for this command
+    from query_guard.frontends.mcp import build_mcp
+    from query_guard.frontends.mcp_stdio import serve as serve_mcp
 
     server = ProxyServer(config, listen=False)
     await server.start()
@@ -136,7 +139,7 @@ async def serve_stdio(config: Any) -> None:
         service = server.query_service()
         gremlin = server.gremlin_service is not None
         try:
-            await build_mcp(service, gremlin=gremlin).run_stdio_async()
+            await serve_mcp(build_mcp(service, gremlin=gremlin))
         finally:
             service.close()
     finally:

@@ -290,6 +290,7 @@ class ProxyServer:
             mcp=build_mcp(service, gremlin=self.gremlin_service is not None),
             max_body=int(self.config.server["http_max_body_bytes"]),
             cors_origins=tuple(map(str, self.config.server["http_cors_origins"])),
+            allowed_hosts=tuple(map(str, self.config.server["http_allowed_hosts"])),
             ssl_context=listener_tls(self.config),
             authenticate=self._authenticate_hook(), bearer=passthrough,
             # clients without credentials: the pass-through backend's own account, as on Bolt

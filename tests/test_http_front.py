@@ -36,7 +36,9 @@ def call(base: str, method: str, path: str, body: Any = None, raw: bytes | None 
          ) -> tuple[int, Any]:  # fmt: skip
     async def go() -> tuple[int, Any]:
         async with aiohttp.ClientSession() as session:
-            kwargs: dict[str, Any] = {"data": raw} if raw is not None else {"json": body}
+            kwargs: dict[str, Any] = {"json": body}
+            if raw is not None:
+                kwargs = {"data": raw, "headers": {"Content-Type": "application/json"}}
             async with session.request(method, base + path, **kwargs) as resp:
                 text = await resp.text()
                 try:
@@ -218,6 +220,24 @@ def test_explain_is_answered_without_rows_and_never_executed(base: str) -> None:
     assert status == 202 and body["data"]["values"] == []
     status, body = call(base, "POST", query, {"statement": "MATCH (n:QgProbe) RETURN count(n)"})
     assert body["data"]["values"] == [[0]]
+
+
+def test_a_loopback_listener_answers_loopback_host_names_only(base: str) -> None:
+    """DNS rebinding: a page whose name now points at 127.0.0.1 sends its own name as Host."""
+    port = base.rsplit(":", 1)[1]
+
+    async def status(host: str, path: str = "/v1/check") -> int:
+        async with aiohttp.ClientSession() as session, session.post(
+            base + path, json={"query": "RETURN 1"}, headers={"Host": host}
+        ) as resp:
+            return resp.status
+
+    async def statuses() -> list[int]:
+        hosts = (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "localhost",
+                 f"rebound.example:{port}", "127.0.0.1.nip.io")  # fmt: skip
+        return [await status(h) for h in hosts]
+
+    assert asyncio.run(statuses()) == [200, 200, 200, 200, 421, 421]
 
 
 def test_cors_is_off_unless_configured(base: str) -> None:

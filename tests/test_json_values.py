@@ -63,3 +63,15 @@ def test_untyped_parameters_are_refused(bad: Any) -> None:
 ])  # fmt: skip
 def test_durations_are_written_as_neo4j_writes_them(duration: Duration, text: str) -> None:
     assert duration_text(duration) == text
+
+
+def test_deep_typed_values_are_refused_without_recursion() -> None:
+    value: Any = {"$type": "Null", "_value": None}
+    for i in range(5000):
+        value = {"$type": "List" if i % 2 else "Map", "_value": [value] if i % 2 else {"k": value}}
+    with pytest.raises(ValueError, match="nest more than 50"):
+        from_typed(value)
+    shallow: Any = {"$type": "Integer", "_value": "7"}
+    for _ in range(50):
+        shallow = {"$type": "List", "_value": [shallow]}
+    assert str(from_typed(shallow)).count("[") == 50

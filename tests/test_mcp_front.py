@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -171,3 +172,48 @@ def test_an_endless_sql_query_ends_at_the_query_timeout(session_results: dict[st
     error = session_results["sql_endless"]["error"]
     assert error["code"] == "Neo.ClientError.Transaction.TransactionTimedOut"
     assert error["message"].startswith("LIM.TIMEOUT: the query ran longer than the 2000 ms")
+
+
+def _raw_session(tmp_path: Path, lines: list[bytes], answers: int) -> list[dict[str, Any]]:
+    """`query-guard mcp` fed `lines` as raw bytes on stdin: the first `answers` lines it
+    writes on stdout, parsed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "query_guard", "mcp", "--config", str(_config(tmp_path))],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(ROOT),
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"".join(lines))
+        proc.stdin.flush()
+        out = [json.loads(proc.stdout.readline()) for _ in range(answers)]
+        assert proc.poll() is None, "the server ended"
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    return out
+
+
+def test_stdio_answers_bytes_that_are_no_message_and_keeps_serving(tmp_path: Path) -> None:
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+             "clientInfo": {"name": "raw", "version": "0"}}  # fmt: skip
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "check_query", "arguments": {"query": "MATCH (n) RETURN n"}}},
+    ]  # fmt: skip
+    deep = b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"x": ' + b"[" * 50_000
+    lines = [
+        b"\xff\xfe not UTF-8 \xc3\x28\n",
+        b"{not json\n",
+        deep + b"]" * 50_000 + b"}}\n",
+        b'{"id": 7, "hello": "no JSON-RPC"}\n',
+        *(json.dumps(m).encode() + b"\n" for m in messages),
+    ]
+    out = _raw_session(tmp_path, lines, 6)
+    assert [a["error"]["code"] for a in out[:4]] == [-32700, -32700, -32700, -32600]
+    assert "utf-8" in out[0]["error"]["message"] and "deep" in out[2]["error"]["message"]
+    assert out[3]["id"] == 7
+    assert out[4]["id"] == 1 and out[4]["result"]["serverInfo"]["name"] == "query-guard"
+    verdict = json.loads(out[5]["result"]["content"][0]["text"])
+    assert out[5]["id"] == 2 and verdict["action"] in ("allow", "rewrite")

@@ -7,8 +7,10 @@ and audit as the Bolt front — and every response carries the guard's findings 
 `queryGuard` object. Errors use the Bolt front's Neo4j status codes. Bodies over `max_body`
 bytes are refused (413). With an `authenticate` hook (`[server] users`, pass-through
 credentials) every path but `/health` and `/ready` needs HTTP Basic or bearer credentials
-(`query_guard.frontends.http_auth`). The Query API answers in Neo4j's typed JSON when the client
-accepts `application/vnd.neo4j.query`, and honours `accessMode: Read`.
+(`query_guard.frontends.http_auth`). Before that, `query_guard.frontends.http_policy` refuses a
+foreign `Host` (421, DNS rebinding), a foreign `Origin` (403) and a POST body that is not
+declared JSON (415). The Query API answers in Neo4j's typed JSON when the client accepts
+`application/vnd.neo4j.query`, and honours `accessMode: Read`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from query_guard.frontends.http_answers import (
     verdict_json,
 )
 from query_guard.frontends.http_auth import USER, AuthHook, HttpAuth
+from query_guard.frontends.http_policy import McpBodyGuard, RequestPolicy
+from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
 from query_guard.frontends.http_tx import HttpTransactions
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.openapi import ACCESS_MODES
@@ -71,6 +75,7 @@ class HttpFrontend:
         metrics: Metrics | None = None,
         mcp: Any = None,
         cors_origins: tuple[str, ...] = (),
+        allowed_hosts: tuple[str, ...] = (),
         ssl_context: ssl.SSLContext | None = None,
         authenticate: AuthHook | None = None,
         bearer: bool = False,
@@ -87,8 +92,9 @@ class HttpFrontend:
         self._ready = ready
         self.max_rows = max_rows
         self._runner: web.AppRunner | None = None
-        self.cors_origins = frozenset(cors_origins)
-        middlewares: list[Any] = [self._cors]
+        # CORS, then Host / Origin / Content-Type (`http_policy`), then credentials
+        policy = RequestPolicy(cors_origins, hosts_allowed(host, allowed_hosts))
+        middlewares: list[Any] = policy.middlewares
         if authenticate is not None:  # after CORS: a preflight carries no credentials
             auth = HttpAuth(authenticate, bearer=bearer, anonymous=anonymous)
             middlewares.append(auth.middleware)
@@ -113,7 +119,7 @@ class HttpFrontend:
             # registered last: the MCP app answers /mcp, every other path stays ours
             from query_guard.frontends.mcp_sdk import http_app  # the SDK loads only with MCP
 
-            asgi = http_app(mcp, host=host)
+            asgi = McpBodyGuard(http_app(mcp), max_body)
             r.register_resource(_McpResource(asgi, root_path="/"))
         self.app = app
 
@@ -148,25 +154,6 @@ class HttpFrontend:
         entered and left by the same task)."""
         async with self._mcp.session_manager.run():
             await self._mcp_stop.wait()
-
-    @web.middleware
-    async def _cors(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        """CORS only for the configured origins (`[server] http_cors_origins`; "*" = any)."""
-        origin = request.headers.get("Origin")
-        allowed = origin is not None and (origin in self.cors_origins or "*" in self.cors_origins)
-        if request.method == "OPTIONS" and allowed:
-            response: web.StreamResponse = web.Response(status=204)
-        else:
-            response = await handler(request)
-        if allowed:
-            response.headers["Access-Control-Allow-Origin"] = origin or ""
-            response.headers["Vary"] = "Origin"
-            if request.method == "OPTIONS":
-                response.headers["Access-Control-Allow-Methods"] = "GET, POST, DELETE, OPTIONS"
-                response.headers["Access-Control-Allow-Headers"] = (
-                    "Authorization, Content-Type, Accept"
-                )
-        return response
 
     # ------------------------------------------------------------------ health
 

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from query_guard.bolt import diagnostics as diag
 from query_guard.frontends.http_auth import UNAUTHORIZED
+from query_guard.frontends.json_bodies import JsonBodyError, parse_json
 from query_guard.frontends.json_values import from_typed, to_json, to_typed
 from query_guard.model import Verdict
 from query_guard.service import QueryResult
@@ -29,11 +30,18 @@ def typed_requested(request: web.Request) -> str | None:
     return None
 
 
-async def body_of(request: web.Request) -> dict[str, Any]:
+async def json_of(request: web.Request) -> Any:
+    """The request's JSON body: 400 when it is not UTF-8 (or its charset), not JSON, or nested
+    deeper than `json_bodies.MAX_DEPTH` (413 past the size limit)."""
+    raw = await request.read()
     try:
-        body = await request.json()
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise bad_request(f"the body is not JSON: {exc}") from exc
+        return parse_json(raw, encoding=request.charset or "utf-8")
+    except JsonBodyError as exc:
+        raise bad_request(str(exc)) from exc
+
+
+async def body_of(request: web.Request) -> dict[str, Any]:
+    body = await json_of(request)
     if not isinstance(body, dict):
         raise bad_request("the body must be a JSON object")
     return body

@@ -27,7 +27,14 @@ from typing import Any
 
 from aiohttp import web
 
-from query_guard.frontends.http_answers import access_read, parameters_of, text_of, v2_response
+from query_guard.frontends.http_answers import (
+    access_read,
+    bad_request,
+    json_of,
+    parameters_of,
+    text_of,
+    v2_response,
+)
 from query_guard.run.limits import Limits
 from query_guard.service import QueryResult
 
@@ -196,16 +203,9 @@ class HttpTransactions:
 async def _optional_body(request: web.Request) -> dict[str, Any]:
     if not request.can_read_body:
         return {}
-    try:
-        body = await request.json()
-    except ValueError:
-        body = None
+    body = await json_of(request)
     if not isinstance(body, dict):
-        raise web.HTTPBadRequest(
-            text=json.dumps({"errors": [{"code": "Neo.ClientError.Request.Invalid",
-                                         "message": "the body must be a JSON object"}]}),
-            content_type="application/json",
-        )  # fmt: skip
+        raise bad_request("the body must be a JSON object")
     return body
 
 

@@ -11,7 +11,7 @@ is `{"$type": …, "_value": …}` — integers and floats as text, `Node`
 "_start_node_element_id", "_end_node_element_id", "_type", "_properties"}`, `Path` the
 alternating list, `Date`/`Time`/`LocalTime`/`OffsetDateTime`/`ZonedDateTime`/`LocalDateTime`
 ISO 8601 text, `Duration` ISO text, `Point` `SRID=…;POINT (x y)`, `Base64`. `from_typed`
-reads parameters sent in that form.
+reads parameters sent in that form, its recursion bounded (`MAX_TYPED_DEPTH`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import math
 from typing import Any
 
 from query_guard.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
+
+MAX_TYPED_DEPTH = 50  # typed Lists/Maps inside each other (a JSON body nests 100 at most)
 
 
 def to_json(value: Any) -> Any:
@@ -111,12 +113,17 @@ def to_typed(value: Any) -> dict[str, Any]:
     return _typed("String", str(value))
 
 
-def from_typed(value: Any) -> Any:
+def from_typed(value: Any, depth: int = 1) -> Any:
     """A typed-JSON parameter value as the Python value the backends take (ValueError when
-    it is not typed JSON)."""
+    it is not typed JSON, or nests Lists/Maps more than `MAX_TYPED_DEPTH` deep: the
+    recursion is bounded)."""
     if not isinstance(value, dict) or set(value) != {"$type", "_value"}:
         raise ValueError(f"not a typed JSON value ({{'$type', '_value'}}): {value!r:.80}")
     kind, raw = value["$type"], value["_value"]
+    if kind in ("List", "Map"):
+        if depth > MAX_TYPED_DEPTH:
+            raise ValueError(f"typed JSON Lists/Maps nest more than {MAX_TYPED_DEPTH} deep")
+        return _list_in(raw, depth) if kind == "List" else _map_in(raw, depth)
     reader = _READERS.get(kind)
     if reader is None:
         raise ValueError(f"unsupported typed JSON $type {kind!r}")
@@ -174,16 +181,16 @@ def _datetime_in(text: str) -> dt.datetime:
     return moment
 
 
-def _list_in(raw: Any) -> list[Any]:
+def _list_in(raw: Any, depth: int) -> list[Any]:
     if not isinstance(raw, list):
         raise ValueError("a typed List's _value must be a list")
-    return [from_typed(v) for v in raw]
+    return [from_typed(v, depth + 1) for v in raw]
 
 
-def _map_in(raw: Any) -> dict[str, Any]:
+def _map_in(raw: Any, depth: int) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ValueError("a typed Map's _value must be an object")
-    return {str(k): from_typed(v) for k, v in raw.items()}
+    return {str(k): from_typed(v, depth + 1) for k, v in raw.items()}
 
 
 def _checked(kind: type, convert: Any) -> Any:
@@ -202,8 +209,6 @@ _READERS: dict[str, Any] = {
     "Float": _checked(str, float),
     "String": _checked(str, str),
     "Base64": _checked(str, lambda raw: base64.b64decode(raw, validate=True)),
-    "List": _list_in,
-    "Map": _map_in,
     "Date": _checked(str, dt.date.fromisoformat),
     "LocalTime": _checked(str, dt.time.fromisoformat),
     "Time": _checked(str, dt.time.fromisoformat),

@@ -52,17 +52,30 @@ def new_server(instructions: str) -> Any:
     return server
 
 
-def http_app(server: Any, *, host: str) -> Any:
+def http_app(server: Any) -> Any:
     """The server's streamable-HTTP ASGI app: stateless, JSON responses (every request carries
-    what it needs). `host` is the listener's address: on a loopback address mcp 2.x checks
-    `Host` and `Origin` against loopback names (DNS rebinding); on others it checks nothing,
-    as mcp 1.x does."""
+    what it needs). The SDK's own `Host`/`Origin` check (mcp 2.x turns it on for loopback
+    listeners, with loopback names only) is off: the HTTP front checks both for every path,
+    `/mcp` included, against `[server] http_allowed_hosts` and `http_cors_origins`."""
     if SDK_MAJOR == 2:
+        from mcp.server.transport_security import TransportSecuritySettings
+
         return server.streamable_http_app(
             streamable_http_path=MCP_PATH, json_response=True, stateless_http=True,
-            host=host,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )  # fmt: skip
     return server.streamable_http_app()
+
+
+async def run_stdio(server: Any, stdin: Any, stdout: Any) -> None:
+    """Serve `server` over the SDK's stdio transport with our own line streams (`stdin`: an
+    async iterator of message lines, `stdout`: async `write`/`flush` of text), until `stdin`
+    ends. Both majors' `stdio_server` take such streams."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server if SDK_MAJOR == 2 else server._mcp_server
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 def annotations(*, title: str, read_only: bool) -> Any:

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 description of the HTTP front (`GET /openapi.json`): every operation with
-every answer it can give, errors included (400/401/404/413), so a generated client — or a
-schema-driven fuzzer — knows each shape."""
+every answer it can give, errors included (400/401/403/404/413/415/421), so a generated
+client — or a schema-driven fuzzer — knows each shape."""
 
 from __future__ import annotations
 
@@ -105,14 +105,18 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 
 def _errors(*statuses: str) -> dict[str, Any]:
-    """The error answers of an operation; every guarded path may also answer 401 (credentials
-    required by `[server] users` or pass-through) and 413 (body over the size limit)."""
+    """The error answers of an operation; every guarded path may also answer 403 (an `Origin`
+    not in `[server] http_cors_origins`), 421 (a `Host` not in `http_allowed_hosts`) and 413
+    (body over the size limit)."""
     text = {
         "400": "blocked by the guard, failed in the database, or an invalid request",
         "401": "credentials missing or refused (WWW-Authenticate says which schemes)",
         "404": "no such database or transaction",
+        "403": "the request's Origin is not in [server] http_cors_origins",
+        "415": "the body was not sent as Content-Type: application/json",
+        "421": "the request's Host is not in [server] http_allowed_hosts (DNS rebinding)",
     }
-    out = {s: _json(_ERR, text[s]) for s in statuses}
+    out = {s: _json(_ERR, text[s]) for s in (*statuses, "403", "421")}
     out["413"] = {
         "description": "the body is larger than [server] http_max_body_bytes",
         "content": {"text/plain": {"schema": {"type": "string"}}},
@@ -142,7 +146,8 @@ def document() -> dict[str, Any]:
                      "language": {"enum": ["cypher", "gremlin", "sql"]}},
                     ["query"],
                 )),
-                "responses": {"200": _json(verdict, "the verdict"), **_errors("400", "401")},
+                "responses": {"200": _json(verdict, "the verdict"),
+                              **_errors("400", "401", "415")},
             }},
             "/v1/query": {"post": {
                 "summary": "Guard, repair and execute a Cypher, Gremlin or SQL read",
@@ -160,7 +165,7 @@ def document() -> dict[str, Any]:
                         "query": {"type": "string"},
                         "queryGuard": verdict,
                     }, ["fields", "rows", "truncated", "query", "queryGuard"]), "the rows"),
-                    **_errors("400", "401"),
+                    **_errors("400", "401", "415"),
                 },
             }},
             "/v1/schema": {"get": {
@@ -181,14 +186,14 @@ def document() -> dict[str, Any]:
                 "parameters": _db(),
                 "requestBody": _body(_STATEMENT),
                 "responses": {"202": _v2("data and bookmarks"),
-                              **_errors("400", "401", "404")},
+                              **_errors("400", "401", "404", "415")},
             }},
             "/db/{db}/query/v2/tx": {"post": {
                 "summary": "Open an explicit transaction (and run the body's statement)",
                 "parameters": _db(),
                 "requestBody": _body(_object(_STATEMENT["properties"], []), required=False),
                 "responses": {"202": _v2("the transaction (and the statement's data)"),
-                              **_errors("400", "401", "404")},
+                              **_errors("400", "401", "404", "415")},
             }},
             "/db/{db}/query/v2/tx/{id}": {
                 "post": {
@@ -196,7 +201,7 @@ def document() -> dict[str, Any]:
                     "parameters": _db("id"),
                     "requestBody": _body(_object(_STATEMENT["properties"], []), required=False),
                     "responses": {"202": _v2("the statement's data"),
-                                  **_errors("400", "401", "404")},
+                                  **_errors("400", "401", "404", "415")},
                 },
                 "delete": {
                     "summary": "Roll an open transaction back",
@@ -210,7 +215,7 @@ def document() -> dict[str, Any]:
                 "summary": "Commit an open transaction (after the body's statement, if any)",
                 "parameters": _db("id"),
                 "requestBody": _body(_object(_STATEMENT["properties"], []), required=False),
-                "responses": {"202": _v2("committed"), **_errors("400", "401", "404")},
+                "responses": {"202": _v2("committed"), **_errors("400", "401", "404", "415")},
             }},
             "/db/{db}/tx/commit": {"post": {
                 "summary": "Neo4j's legacy transactional endpoint (one transaction)",
@@ -231,7 +236,7 @@ def document() -> dict[str, Any]:
                         "errors": {"type": "array", "items": {"type": "object"}},
                         "queryGuard": {"type": "array", "items": verdict},
                     }, ["results", "errors"]), "results and errors"),
-                    **_errors("400", "401", "404"),
+                    **_errors("400", "401", "404", "415"),
                 },
             }},
             "/health": {"get": {"summary": "Liveness (never needs credentials)", "security": [{}],
