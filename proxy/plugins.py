@@ -40,7 +40,10 @@ BUILTIN_RULES: tuple[str, ...] = (
     "query_guard.rules.gremlin_scans",
     "query_guard.rules.gremlin_directions",
     "query_guard.rules.gremlin_symmetric",
-    "query_guard.rules.gremlin_similarity",
+    "query_guard.rules.gremlin_anchor_id",  # SEGRA P4
+    "query_guard.rules.gremlin_threshold",  # P2
+    "query_guard.rules.gremlin_bracket",  # P3
+    "query_guard.rules.gremlin_window",  # P1
     "query_guard.rules.gremlin_limits",
     "query_guard.rules.sql_read_only",
     "query_guard.rules.sql_limits",

@@ -1,0 +1,103 @@
+"""Gremlin similarity walks, SEGRA's P1 `SIM.WINDOW` (DESIGN §5): when a similarity step is
+later followed by `in(Φ(e))` (the walk returns to a case), `has(<window_property>, …)` must
+follow that `in` step, before the next move — the window applies to the destination case,
+not the anchor.
+
+*Fixed*: a window filter found on the anchor (before the similarity step) is moved there
+verbatim; otherwise `.has('<window_property>', P.between(lo, hi))` from `window` is inserted.
+Reported only when neither exists. Vacuous when the walk never returns to a case.
+
+Filters inside `where(...)`, `filter(...)`, `and(...)` and `local(...)` count where they hang,
+and a similarity step inside `local(...)`, `map(...)` or `flatMap(...)` is followed into the
+enclosing chain's later steps (`query_guard.gremlin.walks`). Driven by `[gremlin.similarity]`
+(`edges` maps each similarity label e to Φ(e), the within-case edge that reaches the vertices
+e connects: `similarReason -> hasReason`); without that table the rule does nothing.
+
+Severity: a violation the rule fixes is a warning (the rewritten walk runs); one the
+configuration does not let it fix is an **error** — SEGRA's verifier rejects such plans, and
+the message tells the LLM the exact fix.
+"""
+
+from __future__ import annotations
+
+from query_guard.context import GuardContext
+from query_guard.gremlin.ast import Step, String
+from query_guard.gremlin.edits import insert_after, string_args
+from query_guard.gremlin.language import GremlinQuery
+from query_guard.gremlin.printer import quote
+from query_guard.gremlin.similarity import SimilaritySettings, gremlin_settings
+from query_guard.gremlin.walks import MOVES, finding, inside, similarity_steps
+from query_guard.hookspecs import hookimpl
+from query_guard.model import Edit, Finding
+
+
+@hookimpl
+def guard_gremlin(traversal: GremlinQuery, ctx: GuardContext) -> list[Finding]:
+    sim = gremlin_settings(ctx.gremlin).similarity
+    if sim is None:
+        return []
+    findings: list[Finding] = []
+    seen: dict[int, set[int]] = {}  # per chain: the returning in() steps already judged
+    for s in similarity_steps(traversal, sim):
+        returns = seen.setdefault(id(s.chain), set())
+        findings += _window(traversal, s.chain + s.cont, s.i, s.labels, sim, returns)
+    return findings
+
+
+def _window(
+    q: GremlinQuery,
+    chain: list[Step],
+    i: int,
+    labels: list[str],
+    sim: SimilaritySettings,
+    seen: set[int],
+) -> list[Finding]:
+    prop = sim.window_property
+    phis = {p for e in labels if (p := sim.content_edge(e)) is not None}
+    if not prop or not phis:
+        return []
+    back = next(
+        (j for j in range(i + 1, len(chain))
+         if chain[j].name == "in" and phis & set(string_args(chain[j]) or [])),
+        None,
+    )  # fmt: skip
+    if back is None or back in seen:
+        return []
+    seen.add(back)
+    for later in chain[back + 1 :]:
+        if later.name in MOVES:
+            break
+        if _window_filter(later, prop):
+            return []
+    returning = chain[back]
+    anchor = next((k for k in range(1, i) if _window_filter(chain[k], prop)), None)
+    fix: tuple[Edit, ...] | None = None
+    note = ""
+    if anchor is not None:
+        moved = chain[anchor]
+        fix = (
+            Edit(chain[anchor - 1].span[1], moved.span[1], ""),
+            insert_after(returning, "." + q.source(moved)),
+        )
+        note = "; the window on the anchor was moved there"
+    elif (predicate := sim.window_predicate()) is not None:
+        fix = (insert_after(returning, f".has({quote(prop)}, {predicate})"),)
+    return [
+        finding(
+            "SIM.WINDOW",
+            f"the time window has('{prop}', …) must follow "
+            f"{returning.name}('{'/'.join(sorted(phis))}') (the destination case, "
+            f"not the anchor){note}",
+            returning,
+            fix,
+        )
+    ]
+
+
+def _window_filter(step: Step, prop: str) -> bool:
+    if any(_window_filter(inner, prop) for inner in inside(step)):
+        return True
+    if step.name != "has" or len(step.args) not in (2, 3):
+        return False
+    key = step.args[-2]
+    return isinstance(key, String) and key.value == prop
