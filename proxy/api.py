@@ -14,21 +14,30 @@ Hooks (`query_guard.hookspecs`): `guard_text(text, language, ctx)`, `guard_cyphe
 `guard_gremlin(traversal, ctx)`, `guard_repair(request, ctx)`. A rule is registered through
 the entry-point group `query_guard`; `query-guard rules` lists what is installed.
 Context accessors: `ctx.schema` (the catalog or None), `ctx.settings` (`GuardSettings`),
-`ctx.options(rule)` (the rule's typed options), `ctx.option(rule, key, default)`.
+`ctx.options(rule)` (the rule's typed options), `ctx.option(rule, key, default)`. The typed
+trees: `cypher_ast` (`query.find(cypher_ast.Match)`, `node.find_all(cypher_ast.Variable)`),
+`gremlin_ast`; `check_fixture(path, rule)` runs a fixture file against a rule (tests).
+A worked example package: examples/rule-package/.
 """
 
 from __future__ import annotations
 
 from query_guard.context import GuardContext
+from query_guard.cypher import ast as cypher_ast
 from query_guard.cypher.query import CypherQuery
+from query_guard.gremlin import ast as gremlin_ast
+from query_guard.gremlin.language import GremlinQuery
 from query_guard.hookspecs import hookimpl
 from query_guard.model import Edit, Finding, Severity, Verdict
 from query_guard.options import Option
 from query_guard.schema import SchemaCatalog
+from query_guard.sql.query import SqlQuery
+from query_guard.testing import check_fixture
 
 API_VERSION = 1
 
 __all__ = [
-    "API_VERSION", "CypherQuery", "Edit", "Finding", "GuardContext", "Option", "SchemaCatalog",
-    "Severity", "Verdict", "hookimpl",
+    "API_VERSION", "CypherQuery", "Edit", "Finding", "GremlinQuery", "GuardContext", "Option",
+    "SchemaCatalog", "Severity", "SqlQuery", "Verdict", "check_fixture", "cypher_ast",
+    "gremlin_ast", "hookimpl",
 ]  # fmt: skip

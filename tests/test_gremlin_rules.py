@@ -28,7 +28,7 @@ from query_guard.context import GuardContext
 from query_guard.pipeline import Guard
 from query_guard.plugins import build_plugin_manager
 from query_guard.schema import SchemaCatalog
-from tests.fixture_format import check_verdict, guard_settings, parse_fixture
+from query_guard.testing import check_verdict, guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = FIXTURES.parent.parent

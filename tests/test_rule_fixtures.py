@@ -21,7 +21,7 @@ from query_guard.pipeline import Guard
 from query_guard.plugins import build_plugin_manager
 from query_guard.schema import SchemaCatalog
 from query_guard.sql.catalog import SqlCatalog
-from tests.fixture_format import check_verdict, guard_settings, parse_fixture
+from query_guard.testing import check_verdict, guard_settings, parse_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

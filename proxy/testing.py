@@ -1,15 +1,34 @@
-"""The rule fixture format shared by the Cypher and Gremlin fixture runners.
+"""The rule fixture format and its runner, for built-in and third-party rules alike.
 
 A fixture file starts with header lines `//! key: value` (a key may repeat), then the input
 query, a line `//=>`, and the expected output query. Every fixture states its `action:`
 (allow / rewrite / block) and its `codes:` (the set of finding codes; an empty `//! codes:`
-for none), so no fixture passes by leaving its verdict unsaid."""
+for none), so no fixture passes by leaving its verdict unsaid. Optional headers: `schema`
+(triples, `(Person, KNOWS, Person), …`) and `config` (`key=value` pairs for `[guard]`).
+
+A rule package tests its rule with one call per fixture::
+
+    from query_guard.api import check_fixture
+    import my_rule
+
+    @pytest.mark.parametrize("path", sorted(Path("fixtures").glob("*.cypher")))
+    def test_fixture(path):
+        check_fixture(path, my_rule)
+
+Only the given rule runs (with `also` plugins, if passed), and a fixture fails if any rule
+reports `GUARD.RULE_ERROR`.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from query_guard.config import parse_config
+from query_guard.context import GuardContext
 from query_guard.model import Verdict
+from query_guard.pipeline import Guard
+from query_guard.plugins import build_plugin_manager
+from query_guard.schema import SchemaCatalog
 
 
 def parse_fixture(path: Path) -> tuple[dict[str, list[str]], str, str]:
@@ -64,3 +83,18 @@ def _value(text: str) -> object:
         return int(text)
     except ValueError:
         return text
+
+
+def check_fixture(path: Path, plugin: object, *also: object) -> Verdict:
+    """Judge the fixture at `path` (`.cypher`, `.gremlin` or `.sql`) with `plugin` (a rule
+    module or object) and `also`, and assert the verdict is the fixture's; returns it."""
+    headers, source, expected = parse_fixture(path)
+    last = {key: values[-1] for key, values in headers.items()}
+    config = parse_config({"guard": guard_settings([last.get("config", "")])})
+    schema = SchemaCatalog.from_triples(last["schema"]) if "schema" in last else None
+    pm = build_plugin_manager(builtins=(), extra=(plugin, *also), entry_points=False)
+    ctx = GuardContext(schema=schema, settings=config.guard, rule_options=config.rules)
+    language = {".gremlin": "gremlin", ".sql": "sql"}.get(path.suffix, "cypher")
+    verdict = Guard(pm, ctx, cache_size=0).check(source, language)
+    check_verdict(path, verdict, expected, headers)
+    return verdict
