@@ -88,8 +88,11 @@ def is_pure_aggregation(ret: ast.Projection) -> bool:
 
 def contains_aggregate(expr: ast.Node) -> bool:
     """An aggregate at this projection's level (subqueries aggregate in their own scope)."""
-    if isinstance(expr, ast.FunctionCall) and expr.name.lower() in AGGREGATES:
-        return True
-    if isinstance(expr, ast.SubqueryExpr | ast.PatternComprehension):
-        return False
-    return any(contains_aggregate(child) for child in expr.children())
+    stack = [expr]  # iterative: an operator chain `a + b + …` is as deep as it is long
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionCall) and node.name.lower() in AGGREGATES:
+            return True
+        if not isinstance(node, ast.SubqueryExpr | ast.PatternComprehension):
+            stack.extend(node.children())  # type: ignore[arg-type]
+    return False

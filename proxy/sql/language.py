@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from query_guard.language import Language
 from query_guard.model import Finding, Severity
-from query_guard.sql.query import SqlQuery, SqlSyntaxError
+from query_guard.sql.query import SqlQuery, SqlSyntaxError, SqlTooDeep
 
 _DOLLAR_QUOTE = re.compile(r"\$[A-Za-z_0-9]*\$")
 
@@ -25,6 +25,10 @@ def sql_language(dialect: str = "postgres") -> Language:
 
     def describe(exc: Exception, text: str) -> list[Finding]:
         assert isinstance(exc, SqlSyntaxError)
+        if isinstance(exc, SqlTooDeep):
+            advice = "; flatten it: drop redundant parentheses and double negations"
+            return [Finding("LIM.NESTING", Severity.ERROR, exc.message + advice, (0, 0),
+                            rule="parser")]  # fmt: skip
         pos = min(max(exc.offset, 0), len(text))
         message = f"SQL syntax error ({dialect}) at {exc.message}"
         span = (pos, min(pos + 1, len(text)))
