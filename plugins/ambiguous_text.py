@@ -1,5 +1,5 @@
-"""Ambiguous text — refuse Cypher whose tokens another Cypher reader could see differently
-(`SEC.AMBIGUOUS_TEXT`, error, always on).
+"""Ambiguous text — refuse Cypher (or Gremlin) whose tokens another reader could see
+differently (`SEC.AMBIGUOUS_TEXT`, error, always on).
 
 The guard judges one reading of the text; the text that leaves the proxy is re-emitted from
 that reading (proxy/cypher/emit.py), but a query built to be read two ways is an attack, not a
@@ -20,6 +20,15 @@ question, and is refused outright. Readers disagree on:
   (labels, relationship types, property and map keys, variables, parameters, procedure and
   function names; SQL identifiers). The characters: proxy/unsafe_chars.py. Gremlin names are
   string literals, escaped by the printers. The emitters refuse such names too (fail closed).
+
+* **Gremlin `\\u` escapes** — Groovy, like Java, decodes `\\uXXXX` (also `\\uuXXXX`) before
+  lexing, so Gremlin Server would end `'x\\u0027).drop().iterate() //'` at the escape, while
+  a reader of string literals sees one string. Refused as in Cypher: any `\\u` in a comment,
+  and an escape in a string that decodes to the string's own quote, a backslash, `\\n` or
+  `\\r` (a decoded `$` in `"…"` is an interpolation, SEC.SCRIPT). Other escapes
+  (`'caf\\u00e9'`, `"it\\u0027s"`) mean the same to both readers and are judged decoded.
+  The proxy's printers escape control characters as `\\uXXXX` in what they send: never one
+  of these, so their output reads back the same.
 
 Example: ``MATCH (n) WHERE n.name = 'x\\u0027 OR true //' RETURN n`` → blocked, "remove the
 \\u escape; write the character itself".
@@ -43,16 +52,23 @@ _COMMENT_BREAK = re.compile(f"[{_LINE_BREAKS}]")
 _ANY_UNICODE_ESCAPE = re.compile(r"\\[uU]")
 _UNICODE_ESCAPE = re.compile(r"\\u+([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
 _DANGEROUS = frozenset("'\"\\`\n" + _LINE_BREAKS)
+# Groovy (Gremlin Server's script engine) decodes \uXXXX in the raw text before lexing, as
+# Java does: an escape of the string's own quote or a backslash ends or shifts the string, a
+# line break ends it (a decoded `$` in "…" is an interpolation: the parser's SEC.SCRIPT)
+_GROOVY_DANGEROUS = {"'": frozenset("'\\\n\r"), '"': frozenset('"\\\n\r')}
+_READERS = {"cypher": {"'": _DANGEROUS, '"': _DANGEROUS, "`": _DANGEROUS},
+            "gremlin": _GROOVY_DANGEROUS}  # fmt: skip
 # the name tokens that can hold any character (a NAME is letters, digits and `_` only)
 _QUOTED_NAMES = frozenset({"ESCAPED_NAME", "PARAM"})
 
 
 @hookimpl
 def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
-    if language != "cypher" or not _suspicious(text):
+    if language not in _READERS or not _suspicious(text):
         return []
+    readers = _READERS[language]
     out: list[Finding] = []
-    for seg in segments(text):
+    for seg in segments(text, backticks=language == "cypher"):
         body = text[seg.start : seg.end]
         if seg.kind == "line_comment":
             # a \r right before the \n (a CRLF line end) ends the comment for every reader
@@ -78,9 +94,10 @@ def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
                     )
                 )
         elif seg.kind in ("string", "name"):
+            dangerous = readers.get(body[:1], _DANGEROUS)
             for m in _UNICODE_ESCAPE.finditer(body):
                 code = int(m.group(1) or m.group(2), 16)
-                if code < 0x110000 and chr(code) in _DANGEROUS:
+                if code < 0x110000 and chr(code) in dangerous:
                     where = "string" if seg.kind == "string" else "quoted name"
                     out.append(
                         _finding(

@@ -11,6 +11,13 @@ only dropped when the text before it parses on its own and the whole text does n
 one query. The edits are deletions, so the query's own bytes stay as they were. Runs before
 parsing.
 
+Nothing that holds a write is ever deleted: when the prose or fenced-off text holds a write
+clause keyword (`CREATE`, `MERGE`, `DELETE`, `DETACH`, `SET`, `REMOVE`, `DROP`, `FOREACH`,
+`LOAD CSV`, `CALL`; SQL's `INSERT`, `UPDATE`, `ALTER`, …; in any case) or a Gremlin mutation
+step call (`drop(`, `addV(`, `property(`, …), the text is judged as written: under
+`guard.read_only` it is refused with `SEC.WRITE` (the client asked for a write, and must not
+silently get a read), otherwise the parser and the rules judge all of it.
+
 Example: ``MATCH (m:Movie) RETURN m.title\\n\\nThis lists every title.`` →
 ``MATCH (m:Movie) RETURN m.title`` (SYN.FENCE, warning).
 """
@@ -40,13 +47,13 @@ _PROSE_START = re.compile(r"(?:[-*•][ \t]+|\d+[.)][ \t]+)?[^\W\d_]")
 @hookimpl
 def guard_text(text: str, language: str, ctx: GuardContext) -> list[Finding]:
     if "```" in text:
-        found = _fenced(text, language)
+        found = _fenced(text, language, ctx)
         if found is not None:
             return found
-    return _prose(text, language)
+    return _prose(text, language, ctx)
 
 
-def _fenced(text: str, language: str) -> list[Finding] | None:
+def _fenced(text: str, language: str, ctx: GuardContext) -> list[Finding] | None:
     """Keep the first fenced block's body; None when every ``` is inside a string/comment."""
     backticks = language != "gremlin"
     if _query_start(language).match(text.lstrip()):
@@ -63,7 +70,9 @@ def _fenced(text: str, language: str) -> list[Finding] | None:
     spans = segments(body, backticks)  # the body is query text
     ends = (m.start() for m in re.finditer("```", body) if not _in_segment(spans, m.start()))
     body_end = body_start + len(body[: next(ends, len(body))].rstrip())
-    return _keep(text, body_start, body_end, "markdown code fence removed around the query")
+    return _keep(
+        text, body_start, body_end, "markdown code fence removed around the query", language, ctx
+    )
 
 
 def _query_start(language: str) -> re.Pattern[str]:
@@ -74,7 +83,7 @@ def _in_segment(spans: list[Segment], pos: int) -> bool:
     return any(s.start <= pos < s.end for s in spans)
 
 
-def _prose(text: str, language: str) -> list[Finding]:
+def _prose(text: str, language: str, ctx: GuardContext) -> list[Finding]:
     start = _query_start(language)
     stripped = text.lstrip()
     if not stripped or start.match(stripped):
@@ -90,7 +99,7 @@ def _prose(text: str, language: str) -> list[Finding]:
     tail = _prose_tail(text, head, language, start)
     if head == 0 and tail == len(text):
         return []
-    return _keep(text, head, tail, "prose around the query removed")
+    return _keep(text, head, tail, "prose around the query removed", language, ctx)
 
 
 # a call, a statement separator or a block: what leads the query is code, not a sentence
@@ -134,8 +143,43 @@ def _prose_after_query(query: str, whole: str) -> bool:
     return False
 
 
-def _keep(text: str, start: int, end: int, message: str) -> list[Finding]:
-    """A SYN.FENCE finding whose fix deletes everything outside text[start:end]."""
+# What a write looks like in the text a fix would delete: clause keywords of Cypher (and of
+# SQL), or a Gremlin mutation step called. Prose that mentions one is never deleted.
+_CYPHER_WRITE = r"CREATE|MERGE|DELETE|DETACH|SET|REMOVE|DROP|FOREACH|LOAD\s+CSV|CALL"
+_WRITES = {
+    "cypher": re.compile(rf"\b(?:{_CYPHER_WRITE})\b", re.I),
+    "sql": re.compile(
+        rf"\b(?:{_CYPHER_WRITE}|INSERT|UPDATE|UPSERT|REPLACE|ALTER|TRUNCATE|GRANT|REVOKE|COPY"
+        r"|VACUUM|ATTACH|PRAGMA|DO|EXECUTE|LOCK)\b",
+        re.I,
+    ),
+    "gremlin": re.compile(
+        r"\b(?:addV|addE|property|drop|mergeV|mergeE|addLabel|dropLabel|io|call)\s*\("
+    ),
+}
+
+
+def _keep(
+    text: str, start: int, end: int, message: str, language: str, ctx: GuardContext
+) -> list[Finding]:
+    """A SYN.FENCE finding whose fix deletes everything outside text[start:end] — unless that
+    text holds a write: then nothing is deleted and the query is judged as written (read-only:
+    refused here, SEC.WRITE, so no write hides behind a blank line)."""
+    writes = _WRITES.get(language, _WRITES["cypher"])
+    found = writes.search(text, 0, start) or writes.search(text, end)
+    if found is not None:
+        if not ctx.settings.read_only:
+            return []
+        return [
+            Finding(
+                "SEC.WRITE",
+                Severity.ERROR,
+                f"the text around the query holds {found.group()!r}, a write: prose and "
+                "code fences are only removed when they hold no write, so the text is judged "
+                "as written, and writes are not allowed (read-only). Send the query alone",
+                found.span(),
+            )
+        ]
     edits = [Edit(0, start, "")] if start > 0 else []
     if end < len(text):
         edits.append(Edit(end, len(text), ""))

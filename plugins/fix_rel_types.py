@@ -43,7 +43,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
         if hop.rel.types is None or id(hop.rel) in seen:
             continue
         seen.add(id(hop.rel))
-        negated = {id(n) for neg in hop.rel.types.find_all(ast.LabelNot) for n in neg.walk()}
+        negated = _negated(hop.rel.types)
         for name in hop.rel.types.find_all(ast.LabelName):
             if schema.has_type(name.name):
                 continue
@@ -86,6 +86,19 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
                     )
                 )
     return findings
+
+
+def _negated(types: ast.LabelExpr) -> set[int]:
+    """ids of the names under a `!` (one walk: `!!…A` must not cost its length squared)."""
+    out: set[int] = set()
+    stack: list[tuple[ast.Node, bool]] = [(types, False)]
+    while stack:
+        node, under = stack.pop()
+        under = under or isinstance(node, ast.LabelNot)
+        if under:
+            out.add(id(node))
+        stack.extend((child, under) for child in node.children())  # type: ignore[misc]
+    return out
 
 
 def _labels(labels: frozenset[str]) -> str:

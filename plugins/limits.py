@@ -3,10 +3,13 @@
 A query whose final RETURN has no LIMIT gets `LIMIT <guard.default_limit>` appended (in each
 UNION branch, since a LIMIT binds to its branch), unless it yields one row anyway: a pure
 aggregation (every item aggregates) or a RETURN preceded only by WITH projections. A
-literal LIMIT above `guard.max_limit` is lowered to it. A LIMIT given as a parameter cannot
-be judged here and is left alone. 0 switches either bound off. Subquery RETURNs are not
-touched: the outer LIMIT bounds them. An `EXPLAIN` returns no rows (the proxy answers it with
-the plan), so it is left as written.
+literal LIMIT above `guard.max_limit` is lowered to it; a LIMIT known only when the query
+runs (`LIMIT $n`, `LIMIT 10 * $pages`) is bounded as `CASE WHEN x <= max THEN x ELSE max END`
+(Neo4j evaluates it). FalkorDB accepts only a literal or a parameter there, so for it a
+parameter stays as written (the proxy cuts any result at `[limits] max_result_rows`, by
+default max_limit, and FalkorDB refuses a computed LIMIT itself). 0 switches either bound
+off. Subquery RETURNs are not touched: the outer LIMIT bounds them. An `EXPLAIN` returns no
+rows (the proxy answers it with the plan), so it is left as written.
 
 Example (default_limit 1000)::
 
@@ -42,7 +45,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
             ret = branch.clauses[-1] if branch.clauses else None
             if not isinstance(ret, ast.Return) or _single_row_source(branch.clauses[:-1]):
                 continue
-            finding = _check_return(ret, default, cap)
+            finding = _check_return(ret, default, cap, query.text, ctx.dialect)
             if finding is not None:
                 findings.append(finding)
     return findings
@@ -53,7 +56,9 @@ def _single_row_source(clauses: list[ast.Clause]) -> bool:
     return all(isinstance(c, ast.With) for c in clauses)
 
 
-def _check_return(ret: ast.Return, default: int, cap: int) -> Finding | None:
+def _check_return(
+    ret: ast.Return, default: int, cap: int, text: str, dialect: str
+) -> Finding | None:
     limit = ret.limit
     if limit is None:
         if not default or is_pure_aggregation(ret):
@@ -76,7 +81,37 @@ def _check_return(ret: ast.Return, default: int, cap: int) -> Finding | None:
             fix=(Edit(*limit.span, str(cap)),),
             final=True,
         )
+    if cap and not isinstance(limit, ast.Literal) and not _capped(limit, cap):
+        if dialect == "falkordb":
+            return None  # FalkorDB takes only a literal or a parameter; the result cut bounds it
+        written = text[limit.span[0] : limit.span[1]]
+        if not isinstance(limit, ast.Parameter):
+            written = f"({written})"  # an expression keeps its meaning beside `<=`
+        bounded = f"CASE WHEN {written} <= {cap} THEN {written} ELSE {cap} END"
+        return Finding(
+            "LIM.CAPPED",
+            Severity.INFO,
+            f"LIMIT {written} is known only when the query runs: bounded by guard.max_limit "
+            f"({cap})",
+            limit.span,
+            fix=(Edit(*limit.span, bounded),),
+            final=True,
+        )
     return None
+
+
+def _capped(limit: ast.Expr, cap: int) -> bool:
+    """`CASE WHEN x <= n THEN x ELSE n END` with n ≤ cap: the bound this rule writes."""
+    if not isinstance(limit, ast.CaseExpr) or limit.subject is not None:
+        return False
+    if len(limit.alternatives) != 1 or not isinstance(limit.default, ast.Literal):
+        return False
+    when, _ = limit.alternatives[0]
+    bound = when.right if isinstance(when, ast.BinaryOp) and when.op == "<=" else None
+    return all(
+        isinstance(n, ast.Literal) and isinstance(n.value, int) and n.value <= cap
+        for n in (bound, limit.default)
+    )
 
 
 def is_pure_aggregation(ret: ast.Projection) -> bool:
@@ -88,8 +123,11 @@ def is_pure_aggregation(ret: ast.Projection) -> bool:
 
 def contains_aggregate(expr: ast.Node) -> bool:
     """An aggregate at this projection's level (subqueries aggregate in their own scope)."""
-    if isinstance(expr, ast.FunctionCall) and expr.name.lower() in AGGREGATES:
-        return True
-    if isinstance(expr, ast.SubqueryExpr | ast.PatternComprehension):
-        return False
-    return any(contains_aggregate(child) for child in expr.children())
+    stack = [expr]  # iterative: an operator chain `a + b + …` is as deep as it is long
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionCall) and node.name.lower() in AGGREGATES:
+            return True
+        if not isinstance(node, ast.SubqueryExpr | ast.PatternComprehension):
+            stack.extend(node.children())  # type: ignore[arg-type]
+    return False

@@ -25,7 +25,10 @@ Always on for SQL (a SQL endpoint behind query-guard is a read endpoint):
   `cursor_to_xml`). A schema-qualified call (`myschema.f(x)`, `FROM myschema.f(x)`) is not a
   built-in, nor is an operator named outside pg_catalog (`a OPERATOR(myschema.===) b`).
   Patterns in `[guard] sql_allowed_functions` (shell-style, case-insensitive) are the
-  operator's choice and pass.
+  operator's choice and pass. Apache AGE's `cypher('g', $$ … $$)` runs its dollar-quoted body
+  as Cypher, which the guard judges with every Cypher rule; any other form of its query
+  argument (a plain or `E'…'` string, `query_string => …`, a concatenation, a parameter) is
+  refused, since what AGE would run there is not the text the guard could judge.
 * `SEC.CATALOG` — a system catalog or view that holds secrets, server configuration or other
   sessions' queries (`pg_authid`, `pg_shadow`, `pg_user_mapping(s)`, `pg_statistic`,
   `pg_largeobject`, `pg_hba_file_rules`, `pg_file_settings`, `pg_settings`,
@@ -58,6 +61,7 @@ from query_guard.context import GuardContext
 from query_guard.hookspecs import hookimpl
 from query_guard.model import Finding, Severity
 from query_guard.sql.functions import call_name, is_allowed_call, is_secret_catalog
+from query_guard.sql.language import age_calls
 from query_guard.sql.query import SqlQuery, SqlStatement
 
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
@@ -81,6 +85,14 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
         )
     for statement in query.statements:
         findings += _statement(query, statement, ctx)
+    for call, body in age_calls(query):
+        if body is None:  # the Cypher AGE would run is not the literal the guard can judge
+            findings.append(_error("SEC.FUNCTION", "Apache AGE's cypher() runs its second "
+                                   "argument as Cypher: write it as a dollar-quoted literal, "
+                                   "cypher('graph', $$ MATCH … $$), so it is judged like any "
+                                   "Cypher query; a plain or E'…' string, named arguments, a "
+                                   "concatenation or a parameter cannot be judged and is refused",
+                                   query.span_of(call, query.statements[0])))  # fmt: skip
     return findings
 
 

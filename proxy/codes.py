@@ -86,7 +86,9 @@ CODES: dict[str, Code] = {
     "LIM.INJECTED": Code("info", "no LIMIT: the default limit appended"),
     "LIM.CAPPED": Code("info", "LIMIT above the maximum lowered to it"),
     "LIM.FULL_SCAN": Code("warning", "unfiltered full-graph scan (`g.V()`, `g.E()`)"),
-    "LIM.QUERY_SIZE": Code("error", "query text above `[limits] max_query_bytes` (pre-parse)"),
+    "LIM.QUERY_SIZE": Code(
+        "error", "query text above `[limits] max_query_bytes` or `max_query_tokens` (pre-parse)"
+    ),
     "LIM.NESTING": Code("error", "brackets nested deeper than `[limits] max_nesting` (pre-parse)"),
     "LIM.PARAMETERS": Code("error", "parameters above their count, byte or nesting limit"),
     "LIM.MESSAGE_SIZE": Code(

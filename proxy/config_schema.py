@@ -164,6 +164,7 @@ class LimitsTable(Table):
 
     max_query_bytes: Off = 64 * 1024
     max_nesting: Off = 12
+    max_query_tokens: Off = 2000
     max_parameters: Off = 100
     max_parameter_bytes: Off = 1024 * 1024
     max_parameter_depth: Off = 8

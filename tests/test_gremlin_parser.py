@@ -494,7 +494,7 @@ def test_gstring_interpolation_is_script(text: str) -> None:
         ("g.V().has('name', '${x}')", "${x}"),  # single quotes never interpolate
         ('g.V().has("name", "cost $5")', "cost $5"),
         ('g.V().has("name", "it\\u0027s")', "it's"),
-        ('g.V().has("name", "say \\u0022hi\\u0022")', 'say "hi"'),
+        ("g.V().has('name', 'say \\u0022hi\\u0022')", 'say "hi"'),  # not a quote in '…'
     ],
 )
 def test_plain_strings_decode_and_print_canonically(text: str, value: str) -> None:

@@ -218,7 +218,7 @@ def test_limits_section_defaults_and_validation() -> None:
 def test_gremlin_counts_brackets_only() -> None:
     """`not(…)` is a Gremlin step, not a prefix operator; TinkerPop's own traversals nest ≤ 6."""
     traversal = "g.V().not(__.out().not(__.in('x'))).values('name')"
-    assert nesting(traversal, cypher=False)[0] == 3
+    assert nesting(traversal, language="gremlin")[0] == 3
     assert check_text("g.V()" + ".where(__.out(" * 7 + "'x'" + "))" * 7, 0, 12, "gremlin")
 
 

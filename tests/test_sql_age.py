@@ -66,3 +66,31 @@ def test_other_dollar_quoted_strings_are_not_cypher(guard: Guard) -> None:
     verdict = guard.check(text, "sql")
     assert not verdict.blocked and verdict.codes == ["LIM.INJECTED"]
     assert verdict.query == text + " LIMIT 1000"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SELECT * FROM cypher('movies', 'CREATE (:Person {name: ''x''})') AS (v agtype)",
+        "SELECT * FROM cypher('movies', E'MATCH (n) DETACH DELETE n') AS (v agtype)",
+        "SELECT * FROM cypher(graph_name => 'movies', query_string => $$ MATCH (n) DETACH DELETE n"
+        " $$) AS (v agtype)",
+        "SELECT * FROM cypher('movies', 'MATCH (n) ' || 'DETACH DELETE n') AS (v agtype)",
+        "SELECT * FROM cypher('movies', $1) AS (v agtype)",
+        "SELECT * FROM cypher('movies') AS (v agtype)",
+        "SELECT * FROM ag_catalog.cypher('movies', 'CREATE (:X)') AS (v agtype)",
+    ],
+    ids=["plain", "e-string", "named", "concatenation", "parameter", "no-query", "qualified"],
+)
+def test_a_query_argument_the_guard_cannot_judge_is_refused(guard: Guard, text: str) -> None:
+    verdict = guard.check(text, "sql")
+    assert verdict.blocked
+    refusals = [f for f in verdict.findings if f.severity == "error"]
+    assert any(f.code == "SEC.FUNCTION" and "dollar-quoted" in f.message for f in refusals), (
+        verdict.findings
+    )
+
+
+def test_a_dollar_quoted_read_is_still_judged_and_allowed(guard: Guard) -> None:
+    verdict = guard.check(_age(" MATCH (n:Person) RETURN n.name LIMIT 3 "), "sql")
+    assert not verdict.blocked and "SEC.FUNCTION" not in verdict.codes

@@ -151,12 +151,13 @@ def parse_int(text: str) -> int:
 
 def dotted_name(expr: Expr) -> str | None:
     """`apoc.text.join` from the property chain it was parsed as; None if not a plain chain."""
-    if isinstance(expr, Variable):
-        return expr.name
-    if isinstance(expr, PropertyLookup):
-        head = dotted_name(expr.subject)
-        return None if head is None else f"{head}.{expr.key}"
-    return None
+    keys: list[str] = []
+    while isinstance(expr, PropertyLookup):  # a loop: `a.b.c…` is as deep as it is long
+        keys.append(expr.key)
+        expr = expr.subject
+    if not isinstance(expr, Variable):
+        return None
+    return ".".join([expr.name, *reversed(keys)])
 
 
 def in_binding(expr: Any, what: str) -> tuple[Variable, Expr]:

@@ -77,6 +77,12 @@ def admissible_types(expr: ast.LabelExpr | None, schema: SchemaCatalog) -> set[s
     """Declared types the relationship may have; None when the expression cannot be judged
     (a conjunction of types matches nothing and is left alone)."""
     declared = set(schema.relationship_types)
+    negated = False
+    while isinstance(expr, ast.LabelNot):  # a loop: `!!!…A` is as deep as it is long
+        negated, expr = not negated, expr.item
+    if negated:
+        sub = admissible_types(expr, schema)
+        return None if sub is None else declared - sub
     if expr is None or isinstance(expr, ast.LabelWildcard):
         return declared
     if isinstance(expr, ast.LabelName):
@@ -89,9 +95,6 @@ def admissible_types(expr: ast.LabelExpr | None, schema: SchemaCatalog) -> set[s
                 return None
             out |= sub
         return out
-    if isinstance(expr, ast.LabelNot):
-        sub = admissible_types(expr.item, schema)
-        return None if sub is None else declared - sub
     return None
 
 

@@ -12,7 +12,7 @@ holding a line break or another control character (proxy.unsafe_chars) is never 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import sqlglot
@@ -57,6 +57,10 @@ class SqlSyntaxError(Exception):
         self.column = column
 
 
+class SqlTooDeep(SqlSyntaxError):
+    """The text nests deeper than the parser can follow (a resource limit, not a typo)."""
+
+
 @dataclass
 class SqlStatement:
     tree: exp.Expression
@@ -68,6 +72,8 @@ class SqlQuery:
     text: str
     dialect: str
     statements: list[SqlStatement]
+    # per statement tree: id(node) -> span of its shallowest positioned descendant (span_of)
+    _positions: dict[int, dict[int, tuple[int, int]]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, text: str, dialect: str = "postgres") -> SqlQuery:
@@ -85,6 +91,10 @@ class SqlQuery:
             ) from None
         except TokenError as exc:
             raise SqlSyntaxError(str(exc).split("\n")[0], 0) from None
+        except RecursionError:  # sqlglot's parser recurses per level of nesting
+            raise SqlTooDeep(
+                "the query nests too deeply for the SQL parser ([limits] max_nesting)", 0
+            ) from None
         spans = _statement_spans(tokens)
         # a comment after the last ';' comes back as an empty Semicolon statement
         statements = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
@@ -102,11 +112,10 @@ class SqlQuery:
         meta = node.meta
         if "start" in meta and "end" in meta:
             return int(meta["start"]), int(meta["end"]) + 1
-        for child in node.walk():
-            m = child.meta
-            if "start" in m:
-                return int(m["start"]), int(m["end"]) + 1
-        return statement.span
+        key = id(statement.tree)
+        if key not in self._positions:
+            self._positions[key] = _first_positions(statement.tree)
+        return self._positions[key].get(id(node), statement.span)
 
     def emit(self, dialect: str | None = None) -> str:
         """The judged statements as canonical SQL (what a backend runs), in `dialect` (default:
@@ -118,7 +127,10 @@ class SqlQuery:
                 raise UnsafeName(f"the SQL name {name!r} holds a line break or control character")
         if target == "postgres":
             trees = [_dollar_quoted(t) for t in trees]
-        return ";\n".join(t.sql(dialect=target, comments=False) for t in trees)
+        try:
+            return ";\n".join(t.sql(dialect=target, comments=False) for t in trees)
+        except RecursionError:  # the guard refuses such trees (LIM.NESTING) before this
+            raise UnsafeName("the statement nests too deeply to be printed") from None
 
 
 def _dollar_quoted(tree: exp.Expression) -> exp.Expression:
@@ -139,6 +151,24 @@ def _dollar_quoted(tree: exp.Expression) -> exp.Expression:
                 tag = f"$q{len(tag)}$"
             node.replace(exp.Var(this=f"{tag}{body}{tag}"))
     return tree
+
+
+def _first_positions(tree: exp.Expression) -> dict[int, tuple[int, int]]:
+    """For every node: the span of the first node holding a position in a breadth-first walk
+    of its subtree (the shallowest, leftmost), computed for the whole tree in one pass (a walk
+    per node would cost a chain's length squared)."""
+    order = list(tree.walk(bfs=False))  # pre-order: children after their parent
+    best: dict[int, tuple[int, int, int]] = {}  # id -> (depth below, start, end)
+    for node in reversed(order):
+        meta = node.meta
+        if "start" in meta:
+            best[id(node)] = (0, int(meta["start"]), int(meta["end"]) + 1)
+            continue
+        found = [best[id(c)] for c in node.iter_expressions() if id(c) in best]
+        if found:
+            depth, start, end = min(found, key=lambda f: f[0])  # the first of the shallowest
+            best[id(node)] = (depth + 1, start, end)
+    return {key: (start, end) for key, (_, start, end) in best.items()}
 
 
 def _statement_spans(tokens: list[sqlglot.tokens.Token]) -> list[tuple[int, int]]:
