@@ -213,7 +213,8 @@ def test_huge_query_does_not_hold_up_other_clients(tmp_path: Path) -> None:
     client's trivial queries are answered (how fast is benchmarks' business, not this test's).
     Its own proxy, with a guard budget long enough that the window does not depend on how
     loaded the machine is."""
-    config = limits_config(tmp_path, max_query_bytes=4_000_000, guard_timeout_ms=20_000)
+    config = limits_config(tmp_path, max_query_bytes=4_000_000, max_query_tokens=0,
+                           guard_timeout_ms=20_000)  # fmt: skip
     with ProxyThread(config) as proxy, neo4j.GraphDatabase.driver(
         f"bolt://{proxy.address}", auth=AUTH
     ) as driver:
