@@ -19,11 +19,8 @@ Example::
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
+from query_guard.api import Finding, GuardContext, Severity, hookimpl
+from query_guard.api.cypher import CypherQuery, ast, is_admin
 
 
 @hookimpl
@@ -42,7 +39,3 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     ]
 
 
-def is_admin(node: ast.SchemaCommand) -> bool:
-    """A coarsely parsed administration command (not an index or constraint command, not a
-    SHOW): the only kind of statement whose text the guard does not hold as tokens."""
-    return type(node) is ast.SchemaCommand

@@ -17,12 +17,14 @@ Example (schema `(Person, WORKS_AT, Organization)`)::
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.cypher.patterns import admissible_types, endpoint_labels, flip_edits, read_hops
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.schema import SchemaCatalog
+from query_guard.api import Finding, GuardContext, SchemaCatalog, Severity, hookimpl
+from query_guard.api.cypher import (
+    CypherQuery,
+    admissible_types,
+    endpoint_labels,
+    flip_edits,
+    read_hops,
+)
 
 
 @hookimpl

@@ -38,13 +38,9 @@ from __future__ import annotations
 
 import re
 
-from query_guard.context import GuardContext
-from query_guard.cypher.lexical import segments
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.sql.query import SqlQuery, unsafe_names
-from query_guard.unsafe_chars import UNSAFE, describe
+from query_guard.api import UNSAFE, Finding, GuardContext, Severity, describe, hookimpl
+from query_guard.api.cypher import CypherQuery, segments
+from query_guard.api.sql import SqlQuery, unsafe_names
 
 CODE = "SEC.AMBIGUOUS_TEXT"
 _LINE_BREAKS = "\r\x0b\x0c\x85\u2028\u2029"

@@ -32,17 +32,20 @@ beside `SEC.WRITE`, on a read-only endpoint with the default `"error"`: how to a
 
 from __future__ import annotations
 
-from query_guard.compat.indexes import shown
-from query_guard.compat.procedures import PROCEDURES, SHOW_COMMANDS
-from query_guard.compat.rewrite import ROW, UnknownColumn, any_property_edits, call_edit, show_edit
-from query_guard.compat.served import acknowledged, idempotent
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.query import CypherQuery
-from query_guard.cypher.statement import is_explain
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
-from query_guard.schema import SchemaCatalog
+from query_guard.api import Edit, Finding, GuardContext, SchemaCatalog, Severity, hookimpl
+from query_guard.api.compat import (
+    PROCEDURES,
+    ROW,
+    SHOW_COMMANDS,
+    UnknownColumn,
+    acknowledged,
+    any_property_edits,
+    call_edit,
+    idempotent,
+    show_edit,
+    shown,
+)
+from query_guard.api.cypher import CypherQuery, ast, is_explain
 
 _EMPTY = SchemaCatalog({}, ())
 

@@ -19,11 +19,8 @@ Emits `SEC.DATABASE` (error).
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
+from query_guard.api import Finding, GuardContext, Severity, hookimpl
+from query_guard.api.cypher import CypherQuery, ast
 
 
 @hookimpl

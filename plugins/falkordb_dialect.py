@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import re
 
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.cypher import CypherQuery, ast
 
 _SCOPE = re.compile(r"CALL\s*\(([^)]*)\)\s*\{", re.IGNORECASE)
 

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import re
 
-from query_guard.context import GuardContext
-from query_guard.cypher.lexical import Segment, segments
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.cypher import Segment, segments
 
 _FENCE_OPEN = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[ \t]*(?:\r?\n|\Z)", re.M)
 _FENCE_ANY = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*(?:\r?\n)?")
@@ -130,7 +128,7 @@ def _prose_tail(text: str, head: int, language: str, start: re.Pattern[str]) -> 
 
 def _prose_after_query(query: str, whole: str) -> bool:
     """The text before the paragraph is a query and the whole text is not."""
-    from query_guard.cypher.parser import CypherSyntaxError, parse
+    from query_guard.api.cypher import CypherSyntaxError, parse
 
     try:
         parse(query)

@@ -15,13 +15,15 @@ Example (schema `(Person, ACTED_IN, Movie)`)::
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.patterns import endpoint_labels, quote_name, read_hops, similarity
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
-from query_guard.options import Option
+from query_guard.api import Edit, Finding, GuardContext, Option, Severity, hookimpl
+from query_guard.api.cypher import (
+    CypherQuery,
+    ast,
+    endpoint_labels,
+    quote_name,
+    read_hops,
+    similarity,
+)
 
 OPTIONS = {
     "min_similarity": Option(

@@ -8,13 +8,8 @@ when the schema catalog declares an `id` property for that label. Active without
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import String
-from query_guard.gremlin.edits import replace_node
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.gremlin.walks import finding
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding
+from query_guard.api import Finding, GuardContext, hookimpl
+from query_guard.api.gremlin import GremlinQuery, String, finding, replace_node
 
 
 @hookimpl

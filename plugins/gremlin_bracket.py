@@ -21,15 +21,19 @@ the message tells the LLM the exact fix.
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import Step
-from query_guard.gremlin.edits import insert_before, string_args
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.gremlin.printer import quote
-from query_guard.gremlin.similarity import SimilaritySettings, gremlin_settings
-from query_guard.gremlin.walks import MOVES, finding, similarity_steps
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding
+from query_guard.api import Finding, GuardContext, hookimpl
+from query_guard.api.gremlin import (
+    MOVES,
+    GremlinQuery,
+    SimilaritySettings,
+    Step,
+    finding,
+    gremlin_settings,
+    insert_before,
+    quote,
+    similarity_steps,
+    string_args,
+)
 
 
 @hookimpl

@@ -20,15 +20,18 @@ without a fix. Findings are warnings.
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import Step
-from query_guard.gremlin.edits import rename_step
-from query_guard.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.gremlin.similarity import gremlin_settings
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
-from query_guard.schema import SchemaCatalog
+from query_guard.api import Edit, Finding, GuardContext, SchemaCatalog, Severity, hookimpl
+from query_guard.api.gremlin import (
+    FLIP,
+    KEEP,
+    LEAVE_EDGE,
+    GremlinQuery,
+    Labels,
+    LabelWalk,
+    Step,
+    gremlin_settings,
+    rename_step,
+)
 
 
 @hookimpl

@@ -25,14 +25,19 @@ informational; the fix is applied.
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import Literal, Step, Traversal
-from query_guard.gremlin.edits import append_step, int_literal, is_local, nested_traversals
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.gremlin.printer import literal
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
-from query_guard.rules.gremlin_read_only import MUTATING_STEPS
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.gremlin import (
+    MUTATING_STEPS,
+    GremlinQuery,
+    Literal,
+    Step,
+    Traversal,
+    append_step,
+    int_literal,
+    is_local,
+    literal,
+    nested_traversals,
+)
 
 EXPANDING_STEPS: frozenset[str] = frozenset(
     {"out", "in", "both", "outE", "inE", "bothE", "outV", "inV", "bothV", "otherV", "V", "E",

@@ -26,22 +26,14 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import Step, Strategy, String
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.options import Option
+from query_guard.api import Finding, GuardContext, Option, Severity, hookimpl
+from query_guard.api.gremlin import MUTATING_STEPS, GremlinQuery, Step, Strategy, String
 
 RULE = "gremlin_read_only"
 OPTIONS = {
     "allowed_calls": Option(list, [], "call() services allowed (shell-style patterns)"),
 }
 
-MUTATING_STEPS: frozenset[str] = frozenset(
-    {"addV", "addE", "property", "drop", "mergeV", "mergeE", "addLabel", "dropLabel",
-     "dropLabels", "io"}
-)  # fmt: skip
 
 
 @hookimpl

@@ -26,14 +26,18 @@ No fix is proposed: the rule cannot guess which vertices were meant.
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import Enum, Step, String, Traversal
-from query_guard.gremlin.edits import is_local, nested_traversals, string_args
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.gremlin.similarity import gremlin_settings
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.options import Option
+from query_guard.api import Finding, GuardContext, Option, Severity, hookimpl
+from query_guard.api.gremlin import (
+    Enum,
+    GremlinQuery,
+    Step,
+    String,
+    Traversal,
+    gremlin_settings,
+    is_local,
+    nested_traversals,
+    string_args,
+)
 
 RULE = "gremlin_scans"
 OPTIONS = {

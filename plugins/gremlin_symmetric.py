@@ -21,13 +21,8 @@ Example::
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import Step
-from query_guard.gremlin.edits import rename_step, string_args
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.gremlin.similarity import gremlin_settings
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.gremlin import GremlinQuery, Step, gremlin_settings, rename_step, string_args
 
 _EDGE_STEPS = {"outE": "bothE", "inE": "bothE"}
 _VERTEX_STEPS = {"out": "both", "in": "both"}

@@ -20,15 +20,21 @@ the message tells the LLM the exact fix.
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.gremlin.ast import Step, String
-from query_guard.gremlin.edits import insert_after, string_args
-from query_guard.gremlin.language import GremlinQuery
-from query_guard.gremlin.printer import quote
-from query_guard.gremlin.similarity import SimilaritySettings, gremlin_settings
-from query_guard.gremlin.walks import MOVES, finding, inside, similarity_steps
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding
+from query_guard.api import Edit, Finding, GuardContext, hookimpl
+from query_guard.api.gremlin import (
+    MOVES,
+    GremlinQuery,
+    SimilaritySettings,
+    Step,
+    String,
+    finding,
+    gremlin_settings,
+    insert_after,
+    inside,
+    quote,
+    similarity_steps,
+    string_args,
+)
 
 
 @hookimpl

@@ -18,12 +18,8 @@ Example (default_limit 1000)::
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.query import CypherQuery
-from query_guard.cypher.statement import is_explain
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.cypher import CypherQuery, ast, is_explain
 
 AGGREGATES = frozenset(
     {

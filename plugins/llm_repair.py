@@ -23,10 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from query_guard.context import GuardContext
-from query_guard.hookspecs import hookimpl
-from query_guard.repair.model import RepairCandidate, RepairRequest
-from query_guard.schema import SchemaCatalog
+from query_guard.api import GuardContext, RepairCandidate, RepairRequest, SchemaCatalog, hookimpl
 
 TAXONOMY = """\
 SYN syntax: SYN.PARSE (unparsable), SYN.FENCE (markdown around the query)

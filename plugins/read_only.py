@@ -48,15 +48,9 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from query_guard.compat.served import answered
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.functions import is_allowed_function
-from query_guard.cypher.query import CypherQuery
-from query_guard.cypher.statement import is_explain
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.rules.admin_commands import is_admin
+from query_guard.api import Finding, GuardContext, Severity, hookimpl
+from query_guard.api.compat import answered
+from query_guard.api.cypher import CypherQuery, ast, is_admin, is_allowed_function, is_explain
 
 _WRITES: dict[type, str] = {
     ast.Create: "CREATE",

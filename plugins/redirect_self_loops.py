@@ -15,11 +15,8 @@ Example (KNOWS reciprocity 1.0)::
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.cypher.patterns import admissible_types, endpoint_labels, read_hops
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.cypher import CypherQuery, admissible_types, endpoint_labels, read_hops
 
 
 @hookimpl

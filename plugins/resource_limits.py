@@ -41,10 +41,8 @@ import re
 
 from sqlglot import exp
 
-from query_guard.context import GuardContext
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.sql.query import SqlQuery
+from query_guard.api import Finding, GuardContext, Severity, hookimpl
+from query_guard.api.sql import SqlQuery
 
 # sqlglot's generator recurses once per level of its tree (chains of AND / OR and of set
 # operations excepted: it prints those in a loop); 240 levels exhaust Python's stack, the

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from query_guard.context import GuardContext
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
-from query_guard.sql.query import SqlQuery, SqlStatement
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.sql import SqlQuery, SqlStatement
 
 LIMIT_DIALECTS = frozenset(
     {"postgres", "sqlite", "mysql", "duckdb", "bigquery", "snowflake", "spark", "databricks",

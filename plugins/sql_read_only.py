@@ -57,12 +57,15 @@ import re
 
 from sqlglot import exp
 
-from query_guard.context import GuardContext
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.sql.functions import call_name, is_allowed_call, is_secret_catalog
-from query_guard.sql.language import age_calls
-from query_guard.sql.query import SqlQuery, SqlStatement
+from query_guard.api import Finding, GuardContext, Severity, hookimpl
+from query_guard.api.sql import (
+    SqlQuery,
+    SqlStatement,
+    age_calls,
+    call_name,
+    is_allowed_call,
+    is_secret_catalog,
+)
 
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
         exp.TruncateTable, exp.Copy)  # fmt: skip

@@ -39,11 +39,8 @@ from sqlglot.optimizer.qualify_columns import Resolver
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
-from query_guard.context import GuardContext
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Edit, Finding, Severity
-from query_guard.sql.catalog import SqlCatalog
-from query_guard.sql.query import SqlQuery, SqlStatement
+from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
+from query_guard.api.sql import SqlCatalog, SqlQuery, SqlStatement
 
 FIX_SIMILARITY = 0.8  # a candidate this close is "close"; exactly one such gives a fix
 HINT_SIMILARITY = 0.5

@@ -18,14 +18,8 @@ REMOVE) is named only when the query runs: no schema rule can check it, and `SCH
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.ast_dynamic import LabelDynamic
-from query_guard.cypher.patterns import closest, positive_names
-from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
-from query_guard.model import Finding, Severity
-from query_guard.schema import SchemaCatalog
+from query_guard.api import Finding, GuardContext, SchemaCatalog, Severity, hookimpl
+from query_guard.api.cypher import CypherQuery, LabelDynamic, ast, closest, positive_names
 
 
 @hookimpl

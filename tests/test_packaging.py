@@ -10,6 +10,7 @@ import tomllib
 
 from tests.sources import ROOT, python_files
 
+EXAMPLE_RULE = "examples/rule-package/qg_no_cartesian"
 FOLDERS = {"proxy": "query_guard", "plugins": "query_guard.rules",
            "grammars": "query_guard.grammars", "conf": "query_guard.conf"}  # fmt: skip
 
@@ -36,3 +37,16 @@ def test_no_code_imports_a_folder_name() -> None:
                                                            "benchmarks")
              if pattern.search(p.read_text("utf-8"))]  # fmt: skip
     assert not found, f"import query_guard (the installed name) instead: {found}"
+
+
+def test_builtin_rules_use_only_the_rule_api() -> None:
+    """A built-in rule has the tools a third-party author has: it imports from query_guard
+    only `query_guard.api` and its submodules (examples/rule-package/ does the same)."""
+    pattern = re.compile(r"^\s*(?:from|import)\s+(query_guard[\w.]*)", re.M)
+    found = {
+        str(path.relative_to(ROOT)): sorted(set(names) - {"query_guard.api"})
+        for path in [*python_files("plugins"), *python_files(EXAMPLE_RULE)]
+        if (names := [n if not n.startswith("query_guard.api.") else "query_guard.api"
+                      for n in pattern.findall(path.read_text("utf-8"))])
+    }
+    assert {k: v for k, v in found.items() if v} == {}

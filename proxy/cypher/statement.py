@@ -59,3 +59,9 @@ def _returns(statement: ast.Query) -> bool:
 def statement_facts(query: CypherQuery) -> tuple[bool, str]:
     """(is it an EXPLAIN, its query type): what `Verdict.explain` / `query_type` carry."""
     return is_explain(query), query_type(query)
+
+
+def is_admin(node: ast.SchemaCommand) -> bool:
+    """A coarsely parsed administration command (not an index or constraint command, not a
+    SHOW): the only kind of statement whose text the guard does not hold as tokens."""
+    return type(node) is ast.SchemaCommand

@@ -157,3 +157,9 @@ WITH_OPTION_KEYS: dict[str, tuple[str, str]] = {
     "~tinkerpop.shortestPath.maxDistance": ("ShortestPath", "maxDistance"),
     "~tinkerpop.shortestPath.includeEdges": ("ShortestPath", "includeEdges"),
 }
+
+# steps that write to the graph or touch server files (refused read-only; never repaired)
+MUTATING_STEPS: frozenset[str] = frozenset(
+    {"addV", "addE", "property", "drop", "mergeV", "mergeE", "addLabel", "dropLabel",
+     "dropLabels", "io"}
+)  # fmt: skip

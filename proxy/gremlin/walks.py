@@ -17,13 +17,16 @@ from dataclasses import dataclass
 
 from query_guard.gremlin.ast import Step, Traversal
 from query_guard.gremlin.edits import nested_traversals, string_args
+from query_guard.gremlin.labels import LEAVE_EDGE
 from query_guard.gremlin.language import GremlinQuery
 from query_guard.gremlin.similarity import SimilaritySettings
 from query_guard.model import Edit, Finding, Severity
 
+__all__ = ["EDGE_STEPS", "LEAVE_EDGE", "MOVES", "VERTEX_STEPS", "SimilarityStep", "chains",
+           "finding", "inside", "similarity_steps"]  # fmt: skip
+
 EDGE_STEPS = frozenset({"bothE", "outE", "inE"})
 VERTEX_STEPS = frozenset({"both", "out", "in"})
-LEAVE_EDGE = frozenset({"otherV", "inV", "outV", "bothV"})
 MOVES = EDGE_STEPS | VERTEX_STEPS | LEAVE_EDGE | {"V", "E"}
 _CONTINUES = frozenset({"local", "map", "flatMap"})
 _FILTERS_INSIDE = frozenset({"where", "filter", "and", "local"})  # a has() inside filters too

@@ -46,6 +46,7 @@ from query_guard.gremlin.edits import nested_traversals, rename_step
 from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
 from query_guard.gremlin.language import GremlinQuery
+from query_guard.gremlin.lexicon import MUTATING_STEPS
 from query_guard.model import Edit, Finding, Severity, Verdict, apply_edits
 from query_guard.repair.candidates import is_blank
 from query_guard.repair.model import (
@@ -57,7 +58,6 @@ from query_guard.repair.model import (
     RepairSettings,
     await_me_maybe,
 )
-from query_guard.rules.gremlin_read_only import MUTATING_STEPS
 from query_guard.schema import SchemaCatalog
 
 Run = Callable[[str, Mapping[str, Any]], Awaitable[list[Any]]]  # guarded text -> results

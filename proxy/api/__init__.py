@@ -18,6 +18,13 @@ Context accessors: `ctx.schema` (the catalog or None), `ctx.settings` (`GuardSet
 trees: `cypher_ast` (`query.find(cypher_ast.Match)`, `node.find_all(cypher_ast.Variable)`),
 `gremlin_ast`; `check_fixture(path, rule)` runs a fixture file against a rule (tests).
 A worked example package: examples/rule-package/.
+
+Per language, the helpers the built-in rules use (every built-in rule imports only from
+`query_guard.api` and these; a test keeps it so): `query_guard.api.cypher` (typed tree,
+patterns, lexical segments, the function allow-list), `query_guard.api.gremlin` (typed
+traversal, span edits, label tracking, similarity walks), `query_guard.api.sql` (sqlglot
+statement, catalog, function allow-list), `query_guard.api.compat` (proxy-answered
+procedures).
 """
 
 from __future__ import annotations
@@ -30,14 +37,16 @@ from query_guard.gremlin.language import GremlinQuery
 from query_guard.hookspecs import hookimpl
 from query_guard.model import Edit, Finding, Severity, Verdict
 from query_guard.options import Option
+from query_guard.repair.model import RepairCandidate, RepairRequest
 from query_guard.schema import SchemaCatalog
 from query_guard.sql.query import SqlQuery
 from query_guard.testing import check_fixture
+from query_guard.unsafe_chars import UNSAFE, describe
 
 API_VERSION = 1
 
 __all__ = [
-    "API_VERSION", "CypherQuery", "Edit", "Finding", "GremlinQuery", "GuardContext", "Option",
-    "SchemaCatalog", "Severity", "SqlQuery", "Verdict", "check_fixture", "cypher_ast",
-    "gremlin_ast", "hookimpl",
+    "API_VERSION", "UNSAFE", "CypherQuery", "Edit", "Finding", "GremlinQuery", "GuardContext",
+    "Option", "RepairCandidate", "RepairRequest", "SchemaCatalog", "Severity", "SqlQuery",
+    "Verdict", "check_fixture", "cypher_ast", "describe", "gremlin_ast", "hookimpl",
 ]  # fmt: skip
