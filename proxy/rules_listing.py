@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,9 @@ import pluggy
 from query_guard.codes import FAMILIES
 from query_guard.options import Option, declared_options
 
+# References to the design notes, which are not part of the distribution: "(DESIGN §5)",
+# ", DESIGN §5" inside parentheses, "DESIGN §5: " before a sentence.
+_DESIGN_REF = re.compile(r" \(DESIGN §\d+\)|, DESIGN §\d+(?=\))|DESIGN §\d+: ")
 _CODE = re.compile(r"[\"']((?:" + "|".join(FAMILIES) + r")\.[A-Z][A-Z_]+)[\"']")
 
 
@@ -20,7 +24,7 @@ _CODE = re.compile(r"[\"']((?:" + "|".join(FAMILIES) + r")\.[A-Z][A-Z_]+)[\"']")
 class RuleInfo:
     name: str
     source: str  # "built-in query_guard.rules.limits" or "qg-no-star 0.1 (qg_no_star)"
-    summary: str  # first line of the docstring
+    summary: str  # the docstring's first paragraph, on one line
     codes: tuple[str, ...]
     options: dict[str, Option]
 
@@ -63,9 +67,15 @@ def list_rules(pm: pluggy.PluginManager) -> list[RuleInfo]:
             text = ""
         codes = tuple(sorted(set(_CODE.findall(text))))
         out.append(
-            RuleInfo(name, source, doc.split("\n")[0], codes, dict(declared_options(plugin) or {}))
+            RuleInfo(name, source, summary(doc), codes, dict(declared_options(plugin) or {}))
         )
     return sorted(out, key=lambda r: r.name)
+
+
+def summary(doc: str) -> str:
+    """The first paragraph of a docstring on one line, without design-note references."""
+    first = doc.strip().split("\n\n")[0]
+    return _DESIGN_REF.sub("", " ".join(first.split()))
 
 
 def render(rules: list[RuleInfo]) -> str:
@@ -73,7 +83,8 @@ def render(rules: list[RuleInfo]) -> str:
     for r in rules:
         lines.append(f"{r.name}  [{r.source}]")
         if r.summary:
-            lines.append(f"  {r.summary}")
+            lines.append(textwrap.fill(r.summary, 100, initial_indent="  ",
+                                       subsequent_indent="  ", break_on_hyphens=False))  # fmt: skip
         if r.codes:
             lines.append(f"  codes: {', '.join(r.codes)}")
         for key, opt in r.options.items():
