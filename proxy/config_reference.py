@@ -16,7 +16,6 @@ import typing
 from importlib.resources import files
 from typing import Any
 
-from annotated_types import Ge, Gt, Le, MinLen
 from pydantic.fields import FieldInfo
 
 from query_guard.config_locate import KeyPath, key_lines
@@ -106,14 +105,11 @@ def type_name(annotation: Any, metadata: list[Any] | None = None) -> str:
         text = "any"
     else:
         text = getattr(annotation, "__name__", str(annotation))
-    for m in metadata or []:
-        if isinstance(m, Ge):
-            text += f" ≥ {m.ge}"
-        elif isinstance(m, Gt):
-            text += f" > {m.gt}"
-        elif isinstance(m, Le):
-            text += f" ≤ {m.le}"
-        elif isinstance(m, MinLen) and text == "str":
+    for m in metadata or []:  # annotated_types' Ge, Gt, Le, MinLen (pydantic's constraints)
+        for attr, sign in (("ge", "≥"), ("gt", ">"), ("le", "≤")):
+            if getattr(m, attr, None) is not None:
+                text += f" {sign} {getattr(m, attr)}"
+        if getattr(m, "min_length", None) and text == "str":
             text = "non-empty str"
     return text
 
