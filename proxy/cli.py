@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from query_guard import __version__
+from query_guard.cli_schema import add_parser as add_schema_parser
 from query_guard.config import Config, load_config
-from query_guard.context import GuardContext
-from query_guard.errors import QueryGuardError
+from query_guard.errors import ConfigError, PluginError, QueryGuardError, SchemaFormatError
 from query_guard.model import Action, Verdict
-from query_guard.pipeline import Guard, build_guard
+from query_guard.pipeline import build_guard
 from query_guard.plugins import builtin_rule_names
 from query_guard.schema import SchemaCatalog
 
@@ -63,26 +63,17 @@ def _parser() -> argparse.ArgumentParser:
         + ", ".join(builtin_rule_names()),
     )  # fmt: skip
     check.add_argument("--json", action="store_true", help="print the verdict as JSON")
-    check.add_argument("--batch", metavar="FILE.jsonl", help="one {id, query} object per line")
+    check.add_argument(
+        "--batch", metavar="FILE.jsonl",
+        help='one {"id", "query", "schema_triples"?} object per line ("-": stdin); '
+        'schema_triples is "(A, T, B), …" or [["A", "T", "B"], …]. Writes one '
+        '{"id", "action", "query", "findings"} line each ({"id", "error": {"line", '
+        '"message"}} for a line that cannot be checked). Exit status: 2 if a line had an '
+        "error, else 1 if a line was blocked, else 0",
+    )  # fmt: skip
     check.set_defaults(func=_cmd_check)
 
-    schema = sub.add_parser("schema", help="discover a live database's schema as JSON")
-    schema.add_argument(
-        "--uri", required=True,
-        help="falkordb://host:port/graph, or bolt:// / neo4j://[user:password@]host:port[/db]",
-    )  # fmt: skip
-    schema.add_argument("--user", default=None, help="Bolt user (instead of in the URI)")
-    schema.add_argument(
-        "--password-env", default=None, metavar="VAR",
-        help="environment variable holding the Bolt password",
-    )  # fmt: skip
-    schema.add_argument("--sample", type=int, default=1000, help="edges sampled per probe")
-    schema.add_argument(
-        "--reciprocity-threshold", type=float, default=0.9,
-        help="fraction of edges stored both ways that makes a type reciprocal",
-    )  # fmt: skip
-    schema.add_argument("--out", default="-", help="output file (default: stdout)")
-    schema.set_defaults(func=_cmd_schema)
+    add_schema_parser(sub)
 
     rules = sub.add_parser("rules", help="list the installed rules: source, codes, options")
     rules.add_argument("--config", help="TOML configuration file ([guard] disable applies)")
@@ -114,14 +105,28 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.dialect:
         config = _with_dialect(config, args.dialect)
     schema_path = args.schema or config.guard_raw.get("schema") or None
-    schema = (
-        SchemaCatalog.load(schema_path, reciprocity_threshold=config.guard.reciprocity_threshold)
-        if schema_path
-        else None
-    )
-    guard = build_guard(config, schema, disable=args.disable)
+    schema = None
+    if schema_path:
+        try:
+            schema = SchemaCatalog.load(
+                schema_path, reciprocity_threshold=config.guard.reciprocity_threshold
+            )
+        except SchemaFormatError as exc:
+            if args.schema:
+                raise SchemaFormatError(f"--schema: {exc}") from None
+            raise config.error(("guard", "schema"), str(exc)) from None
+    try:
+        guard = build_guard(config, schema, disable=args.disable)
+    except PluginError as exc:
+        unknown = str(exc).split(";")[0]
+        if unknown.startswith("cannot disable") and any(n in unknown for n in args.disable):
+            raise PluginError(f"--disable: {exc}") from None
+        raise
     if args.batch:
-        return _run_batch(guard, config, args.batch, args.language, sys.stdout)
+        from query_guard.cli_batch import run_batch
+
+        threshold = config.guard.reciprocity_threshold
+        return run_batch(guard, args.batch, args.language, sys.stdout, _verdict_json, threshold)
     query = args.query if args.query is not None else sys.stdin.read()
     verdict = guard.check(query, args.language)
     if args.json:
@@ -138,48 +143,11 @@ def _with_dialect(config: Config, dialect: str) -> Config:
 
     from query_guard.config import parse_config
 
-    parse_config({"guard": {"sql_dialect": dialect}})  # validates the name (ConfigError)
-    return replace(config, guard=replace(config.guard, sql_dialect=dialect))
-
-
-def _run_batch(guard: Guard, config: Config, path: str, language: str, out: IO[str]) -> int:
-    """One output line per non-blank input line, same order; a bad line (not UTF-8, not JSON,
-    no string `query`, bad `schema_triples`) gets an `error` object and the batch goes on."""
-    per_schema: dict[str, Guard] = {}
     try:
-        fp = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-    except OSError as exc:
-        print(f"query-guard: cannot read --batch {path}: {exc.strerror}", file=sys.stderr)
-        return EXIT_USAGE
-    with fp:
-        for lineno, raw in enumerate(fp, 1):
-            if not raw.strip():
-                continue
-            item: Any = None
-            try:
-                item = json.loads(raw.decode("utf-8"))
-                if not isinstance(item, dict) or not isinstance(item.get("query"), str):
-                    raise ValueError("each line must be an object with a string 'query'")
-                triples = item.get("schema_triples")
-                g = guard
-                if isinstance(triples, str):
-                    if triples not in per_schema:
-                        per_schema[triples] = _with_schema(guard, config, triples)
-                    g = per_schema[triples]
-                result = {"id": item.get("id"), **_verdict_json(g.check(item["query"], language))}
-            except (ValueError, QueryGuardError) as exc:  # UnicodeDecodeError is a ValueError
-                ident = item.get("id") if isinstance(item, dict) else None
-                result = {"id": ident, "error": {"line": lineno, "message": str(exc)}}
-            out.write(json.dumps(result, ensure_ascii=False) + "\n")
-    return EXIT_OK
-
-
-def _with_schema(guard: Guard, config: Config, triples: str) -> Guard:
-    schema = SchemaCatalog.from_triples(
-        triples, reciprocity_threshold=config.guard.reciprocity_threshold
-    )
-    ctx = GuardContext(schema, guard.ctx.settings, guard.ctx.rule_options, guard.ctx.gremlin)
-    return Guard(guard.pm, ctx, guard.languages)
+        parse_config({"guard": {"sql_dialect": dialect}})  # validates the name
+    except ConfigError as exc:
+        raise ConfigError("--dialect", exc.problem) from None
+    return replace(config, guard=replace(config.guard, sql_dialect=dialect))
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
@@ -208,46 +176,7 @@ def _print_human(verdict: Verdict, out: IO[str]) -> None:
         out.write("\n" + verdict.query.rstrip("\n") + "\n")
 
 
-# ---------------------------------------------------------------- schema, serve
-
-
-def _cmd_schema(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from query_guard.backends.base import BackendError
-    from query_guard.discovery import discover_from_uri, write_schema_json
-
-    uri = _with_credentials(args.uri, args.user, args.password_env)
-    try:
-        schema = asyncio.run(
-            discover_from_uri(uri, sample=args.sample,
-                              reciprocity_threshold=args.reciprocity_threshold)
-        )  # fmt: skip
-    except (OSError, ValueError, BackendError) as exc:
-        print(f"query-guard: schema discovery failed: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.out == "-":
-        write_schema_json(schema, sys.stdout)
-    else:
-        with open(args.out, "w", encoding="utf-8") as fp:
-            write_schema_json(schema, fp)
-    return EXIT_OK
-
-
-def _with_credentials(uri: str, user: str | None, password_env: str | None) -> str:
-    """Put --user / the password from --password-env into a Bolt URI's netloc."""
-    if not user:
-        return uri
-    import os
-    from urllib.parse import quote, urlsplit, urlunsplit
-
-    parts = urlsplit(uri)
-    password = os.environ.get(password_env, "") if password_env else ""
-    host = parts.hostname or "localhost"
-    netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@{host}"
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+# ---------------------------------------------------------------- rules, mcp, serve
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:

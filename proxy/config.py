@@ -23,7 +23,7 @@ from query_guard.config_schema import (
     DEFAULT_ALLOWED_PROCEDURES,
     ConfigFile,
     Table,
-    describe,
+    describe_all,
     dotted,
     key_path,
     keys_of,
@@ -133,8 +133,8 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>", text: str = "")
     try:
         model = ConfigFile.model_validate(dict(raw))
     except ValidationError as exc:
-        path, problem = describe(exc, ConfigFile)
-        raise _error(path, problem, source, text) from None
+        found = [_error(p, why, source, text) for p, why in describe_all(exc, ConfigFile)]
+        raise ConfigError.combine(found) from None
     tables = {name: _dump(getattr(model, name)) for name in ("server", "backend", "guard")}
     repair = _dump(model.repair)
     if repair.get("llm") is None:

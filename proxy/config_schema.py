@@ -15,13 +15,15 @@ plugins/). A `[guard]` or `[limits]` key the pure pipeline needs also gets a `Gu
 field of the same name (proxy/config.py fills it by name). Choices: `Literal[...]`; ranges:
 `Off`, `Positive`, `Field(ge=…)`; checks across keys or beyond types: a `field_validator`.
 
-`describe()` turns a `ValidationError` into the dotted key (`guard.allowed_procedures[2]`) and
-a message an operator can act on; proxy/config.py adds the file line.
+`describe_all()` turns a `ValidationError` into the dotted keys (`guard.allowed_procedures[2]`) and
+a message an operator can act on (a misspelt key gets "did you mean"); proxy/config.py adds
+the file lines.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
 import re
 import types
 import typing
@@ -279,15 +281,32 @@ def describe(
     exc: ValidationError, model: type[BaseModel], prefix: KeyPath = ()
 ) -> tuple[KeyPath, str]:
     """The first error of `exc` as (key path, message)."""
-    err = exc.errors(include_url=False)[0]
+    return describe_all(exc, model, prefix)[0]
+
+
+def describe_all(
+    exc: ValidationError, model: type[BaseModel], prefix: KeyPath = ()
+) -> list[tuple[KeyPath, str]]:
+    """Every error of `exc` (pydantic collects them all) as (key path, message)."""
+    return [_describe(err, model, prefix) for err in exc.errors(include_url=False)]
+
+
+def did_you_mean(name: object, known: list[str]) -> str:
+    """` (did you mean 'x'?)` for the closest known name, or ``."""
+    close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _describe(err: Any, model: type[BaseModel], prefix: KeyPath) -> tuple[KeyPath, str]:
     loc: KeyPath = tuple(err["loc"])
     kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
     got = f", got {value!r}"
     if kind == "extra_forbidden":
         holder = model_at(model, loc[:-1])
         noun = getattr(holder, "noun", "key")
-        known = ", ".join(sorted(keys_of(holder))) if holder is not None else ""
-        problem = f"unknown {noun}; known {noun}s: {known or 'none'}"
+        names = sorted(keys_of(holder)) if holder is not None else []
+        hint = did_you_mean(loc[-1], names)
+        problem = f"unknown {noun}{hint}; known {noun}s: {', '.join(names) or 'none'}"
     elif kind in _WANTED:
         wanted = _WANTED[kind]
         problem = f"must be {wanted}{got}"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_origin
 
 from pydantic import Field, ValidationError, create_model
 
-from query_guard.config_schema import Table, describe, dotted
+from query_guard.config_schema import Table, describe_all, did_you_mean, dotted
 from query_guard.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -74,8 +74,9 @@ def resolve_options(
     try:
         return model.model_validate(dict(given)).model_dump(by_alias=True)
     except ValidationError as exc:
-        path, problem = describe(exc, model, ("rules", rule))
-        raise ConfigError(dotted(path), problem) from None
+        at = ("rules", rule)
+        found = [ConfigError(dotted(p), why) for p, why in describe_all(exc, model, at)]
+        raise ConfigError.combine(found) from None
 
 
 def declared_options(plugin: object) -> Mapping[str, Option] | None:
@@ -90,19 +91,24 @@ def typed_rule_options(pm: pluggy.PluginManager, cfg: Config) -> dict[str, Mappi
 
     known, builtin = known_rule_names(pm), set(builtin_rule_names())
     out: dict[str, Mapping[str, Any]] = dict(cfg.rules)
-    try:
-        for name in cfg.rules:
-            if name not in known:
-                installed = ", ".join(sorted(known))
-                raise ConfigError(f"rules.{name}", f"unknown rule; installed rules: {installed}")
-        for name, plugin in pm.list_name_plugin():
-            if plugin is None:  # disabled: its table is kept, not checked
-                continue
-            declared = declared_options(plugin)
-            if declared is None and name in builtin and name in cfg.rules:
-                declared = {}  # a built-in rule without OPTIONS takes none
-            if declared is not None:
+    errors: list[ConfigError] = []
+    for name in cfg.rules:
+        if name not in known:
+            installed = sorted(known)
+            hint = did_you_mean(name, installed)
+            problem = f"unknown rule{hint}; installed rules: {', '.join(installed)}"
+            errors.append(ConfigError(f"rules.{name}", problem))
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:  # disabled: its table is kept, not checked
+            continue
+        declared = declared_options(plugin)
+        if declared is None and name in builtin and name in cfg.rules:
+            declared = {}  # a built-in rule without OPTIONS takes none
+        if declared is not None:
+            try:
                 out[name] = resolve_options(name, declared, cfg.rules.get(name, {}))
-    except ConfigError as exc:
-        raise cfg.located(exc) from None
+            except ConfigError as exc:
+                errors.extend(exc.errors)
+    if errors:
+        raise ConfigError.combine([cfg.located(e) for e in errors]) from None
     return out

@@ -56,7 +56,7 @@ def test_batch_keeps_order_uses_line_schema_and_survives_bad_lines(
         {"id": 4, "query": "MATCH (p:Person)-[:KNOWS]->(:Person) RETURN count(*)"},
     ]  # fmt: skip
     batch.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
-    assert main(["check", "--batch", str(batch), "--disable", "limits"]) == 0
+    assert main(["check", "--batch", str(batch), "--disable", "limits"]) == 2  # a bad line
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [o.get("id") for o in out] == [1, None, "three", 4]
     assert out[0]["action"] == "rewrite" and "<-[:WORKS_AT]-" in out[0]["query"]
@@ -74,7 +74,7 @@ def test_batch_reports_bad_encoding_and_bad_schema_per_line(
     bad_schema = json.dumps({"id": "s", "query": "RETURN 1", "schema_triples": "nonsense"})
     batch.write_bytes(b'{"id": "latin", "query": "RETURN \xe9"}\n' + bad_schema.encode()
                       + b"\n" + good + b"\n")  # fmt: skip
-    assert main(["check", "--batch", str(batch)]) == 0
+    assert main(["check", "--batch", str(batch)]) == 2
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert out[0]["error"]["line"] == 1 and "utf-8" in out[0]["error"]["message"]
     assert out[1]["id"] == "s" and "triples" in out[1]["error"]["message"]
@@ -133,3 +133,77 @@ def test_disable_help_names_every_built_in_rule(capsys: pytest.CaptureFixture[st
     text = " ".join(capsys.readouterr().out.split())
     for rule in builtin_rule_names():
         assert rule in text
+
+
+def _cli(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "query_guard", *args], input=stdin, capture_output=True,
+        text=True, timeout=120, check=False, cwd=cwd,
+    )  # fmt: skip
+
+
+def test_batch_reads_list_triples_refuses_malformed_ones_and_exits_1_on_block() -> None:
+    reversed_q = "MATCH (o:Organization)-[:WORKS_AT]->(p:Person) RETURN p LIMIT 5"
+    triples = [["Person", "WORKS_AT", "Organization"]]
+    lines = [
+        {"id": "a", "query": reversed_q, "schema_triples": triples},
+        {"id": "b", "query": "MATCH (n) DETACH DELETE n"},
+    ]  # fmt: skip
+    done = _cli("check", "--batch", "-", stdin="".join(json.dumps(x) + "\n" for x in lines))
+    assert done.returncode == 1, done.stderr  # a line was blocked
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert out[0]["action"] == "rewrite"
+    assert out[0]["query"] == "MATCH (o:Organization)<-[:WORKS_AT]-(p:Person) RETURN p LIMIT 5"
+    assert out[1]["action"] == "block"
+
+    allowed = _cli("check", "--batch", "-", stdin=json.dumps(lines[0]) + "\n")
+    assert allowed.returncode == 0
+
+    bad = {"id": "c", "query": "RETURN 1", "schema_triples": [["Person", "KNOWS"]]}
+    done = _cli("check", "--batch", "-", stdin=json.dumps(lines[0]) + "\n" + json.dumps(bad))
+    assert done.returncode == 2
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert out[1] == {"id": "c", "error": {"line": 2, "message": (
+        "'schema_triples'[0] must be a list of three names [start, type, end], "
+        'got ["Person", "KNOWS"]')}}  # fmt: skip
+
+
+def test_batch_help_names_both_triple_forms_and_the_exit_status() -> None:
+    text = " ".join(_cli("check", "--help").stdout.split())
+    assert '[["A", "T", "B"], …]' in text and '"(A, T, B), …"' in text
+    assert "Exit status: 2 if a line had an error, else 1 if a line was blocked, else 0" in text
+
+
+def test_rules_prints_whole_descriptions_without_dangling_references() -> None:
+    done = _cli("rules")
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "DESIGN" not in text
+    # the first paragraphs of the docstrings, whole (they span several source lines)
+    assert (
+        "Read-only — block writes, administration, unsafe or unknown procedures and functions, "
+        "and multi-statement scripts, anywhere in the tree (subqueries, FOREACH bodies and SHOW "
+        "bodies too)." in text
+    )
+    rules = json.loads(_cli("rules", "--json").stdout)
+    for rule in rules:
+        assert rule["summary"].endswith((".", ")")), rule  # a sentence, not a cut line
+
+
+def test_schema_without_uri_discovers_the_embedded_default(tmp_path: Path) -> None:
+    conf = tmp_path / "qg.toml"
+    conf.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n')
+    done = _cli("schema", "--config", str(conf), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {"Person", "Movie"} <= set(data["nodes"])
+    assert (tmp_path / "data" / "falkordb" / "auth.conf").exists()  # what serve uses
+    # the embedded server was stopped: a second run starts it again on the same data
+    assert _cli("schema", "--config", str(conf), cwd=tmp_path).returncode == 0
+
+
+def test_schema_help_names_the_uri_forms_with_credentials() -> None:
+    text = " ".join(_cli("schema", "--help").stdout.split())
+    assert "falkordb://[:PASSWORD@]HOST:PORT/GRAPH" in text
+    assert "neo4j+s://[USER:PASSWORD@]HOST:PORT[/DATABASE]" in text
+    assert "embedded FalkorDB" in text and "--password-env" in text

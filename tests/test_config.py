@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -135,7 +137,9 @@ def test_an_unknown_key_is_refused_in_every_table(table: tuple[str, ...]) -> Non
 def test_an_unknown_section_lists_the_known_ones() -> None:
     err = _error({"servr": {}})
     assert err.key == "servr"
-    assert err.problem.startswith("unknown section; known sections: audit, backend, compat")
+    assert err.problem.startswith(
+        "unknown section (did you mean 'server'?); known sections: audit, backend, compat"
+    )
     assert _error({"gremlin": {"graph": {}}}).key == "gremlin.graph"
 
 
@@ -176,12 +180,16 @@ def test_errors_name_the_file_line(tmp_path: Path) -> None:
         ('repair.llm.model = "m"\n\n[server]\nusers = { alice = "h", bob = 1 }\n',
          "conf.toml:4: server.users.bob: must be str, got 1"),
         ('[gremlin.similarity]\nnote = """\ncase_label = 1\n"""\n',
-         "conf.toml:1: gremlin.similarity.edges: is required"),
+         "2 configuration errors in conf.toml:\n"
+         "  conf.toml:1: gremlin.similarity.edges: is required\n"
+         "  conf.toml:2: gremlin.similarity.note: unknown key; known keys: case_label, edges, "
+         "score_property, threshold, window, window_property"),
         ('[gremlin.schema]\nedges = [\n  ["a", "b", "c"],\n  ["a", "b"],\n]\n',
          "conf.toml:4: gremlin.schema.edges[1]: must have at least 3 item(s), got ['a', 'b']"),
         ("[audit]\n'include_parameters' = 'yes'\n",
          "conf.toml:2: audit.include_parameters: must be bool, got 'yes'"),
-        ("[servr]\n", "conf.toml:1: servr: unknown section; known sections: audit, backend, "
+        ("[servr]\n", "conf.toml:1: servr: unknown section (did you mean 'server'?); known "
+         "sections: audit, backend, "
          "compat, gremlin, guard, limits, repair, rules, server"),
     ],
 )  # fmt: skip
@@ -356,3 +364,62 @@ def test_valid_configs_round_trip_through_toml(tmp_path_factory: pytest.TempPath
         assert {k: found.get(k) for k in lines} == lines, text
 
     round_trip()
+
+
+# ---------------------------------------------------------------- every error at once
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "query_guard", *args], capture_output=True, text=True,
+        timeout=120, check=False, cwd=cwd,
+    )  # fmt: skip
+
+
+def test_a_user_sees_every_config_error_at_once_with_did_you_mean(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[guard]\ndefault_limt = 5\nread_only = "x"\n\n[servr]\nbolt = "x"\n')
+    done = _cli("check", "--config", str(bad), "RETURN 1")
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"query-guard: 3 configuration errors in {bad}:"
+    assert lines[1].startswith(
+        f"  {bad}:2: guard.default_limt: unknown key (did you mean 'default_limit'?); known keys: "
+    )
+    assert lines[2] == f"  {bad}:3: guard.read_only: must be bool, got 'x'"
+    assert lines[3].startswith(f"  {bad}:5: servr: unknown section (did you mean 'server'?)")
+
+
+def test_rule_tables_report_every_error_with_did_you_mean(tmp_path: Path) -> None:
+    bad = tmp_path / "rules.toml"
+    bad.write_text("[rules.limts]\nx = 1\n\n[rules.gremlin_scans]\nblok = true\n")
+    done = _cli("check", "--config", str(bad), "RETURN 1")
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"query-guard: 2 configuration errors in {bad}:"
+    assert lines[1].startswith(f"  {bad}:1: rules.limts: unknown rule (did you mean 'limits'?)")
+    assert lines[2].startswith(
+        f"  {bad}:5: rules.gremlin_scans.blok: unknown option (did you mean 'block'?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "--dialect", "nosuch", "SELECT 1"], "query-guard: --dialect: Unknown dialect"),
+        (["check", "--schema", "nope.json", "RETURN 1"],
+         "query-guard: --schema: cannot read schema file nope.json"),
+        (["check", "--disable", "limts", "RETURN 1"],
+         "query-guard: --disable: cannot disable unknown rule(s) limts"),
+        (["check", "--config", "nope.toml", "RETURN 1"],
+         "query-guard: --config: file not found: nope.toml"),
+        (["schema", "--uri", "bolt://127.0.0.1:1", "--user", "u", "--password-env", "NO_SUCH_VAR"],
+         "query-guard: --password-env: environment variable NO_SUCH_VAR is not set"),
+    ],
+)  # fmt: skip
+def test_a_message_names_the_flag_that_caused_it(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = _cli(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith(message), done.stderr

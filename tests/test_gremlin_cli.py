@@ -104,7 +104,7 @@ def test_batch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         {"id": "d", "query": "g.V().outt("},
     ]
     batch.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
-    assert main(["check", "--language", "gremlin", "--batch", str(batch)]) == 0
+    assert main(["check", "--language", "gremlin", "--batch", str(batch)]) == 2  # not JSON
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [o["id"] for o in out] == ["a", None, "b", "c", "d"]
     assert out[0]["action"] == "rewrite" and out[0]["query"].endswith(".limit(1000)")

@@ -1,6 +1,8 @@
-"""README's `query-guard check` examples print what README shows: each `$ …` line of an
-example block is run by bash (in a scratch directory, in order, so `echo … > schema.txt` feeds
-the next command) and its output is compared with the lines README prints under it."""
+"""The `check` examples of README and of the documentation print what the page shows: each
+`$ …` line of an example block is run by bash (in a scratch directory, in order, so
+`echo … > schema.txt` feeds the next command; `.venv` there is the venv running the tests, as
+in a checkout after README's commands) and its output is compared with the lines the page
+prints under it."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *(ROOT / "docs" / n for n in ("getting-started.md", "checking.md"))]
+VENV = Path(sys.executable).parent.parent
+COMMAND = "$ .venv/bin/query-guard check"
 
 
 def example_blocks(text: str) -> list[list[str]]:
@@ -26,7 +30,7 @@ def example_blocks(text: str) -> list[list[str]]:
             continue
         while current and not current[-1].strip():
             current.pop()
-        if any(x.startswith("$ query-guard check") for x in current):
+        if any(x.startswith(COMMAND) for x in current):
             blocks.append(current)
         current = []
     return blocks
@@ -54,20 +58,33 @@ def _normal(lines: list[str]) -> list[str]:
     return lines
 
 
-EXAMPLES = example_blocks(README.read_text(encoding="utf-8"))
+EXAMPLES = [
+    (page.relative_to(ROOT).as_posix(), block)
+    for page in PAGES
+    for block in example_blocks(page.read_text(encoding="utf-8"))
+]
 
 
-def test_readme_has_check_examples() -> None:
-    assert len(EXAMPLES) >= 2
+def test_readme_and_docs_have_check_examples() -> None:
+    pages = [page for page, _ in EXAMPLES]
+    assert pages.count("README.md") >= 1 and len(EXAMPLES) >= 5
+    assert "$ query-guard" not in (ROOT / "README.md").read_text(encoding="utf-8")  # not on PATH
 
 
-@pytest.mark.parametrize("block", EXAMPLES, ids=lambda b: re.sub(r"\W+", "-", b[0])[:40])
-def test_each_example_prints_what_the_readme_shows(block: list[str], tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+@pytest.mark.parametrize(
+    ("page", "block"),
+    EXAMPLES,
+    ids=lambda x: re.sub(r"\W+", "-", x if isinstance(x, str) else x[0])[:40],
+)
+def test_each_example_prints_what_the_page_shows(
+    page: str, block: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / ".venv").symlink_to(VENV)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     for command, expected in commands(block):
         done = subprocess.run(
             ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
             timeout=120,
         )  # fmt: skip
-        assert done.returncode in (0, 1), done.stderr  # 1 = BLOCK, as README says
+        assert done.returncode in (0, 1), done.stderr  # 1 = BLOCK, as the pages say
         assert _normal(done.stdout.splitlines()) == _normal(expected), command

@@ -1,0 +1,46 @@
+"""The documentation site's generated pages equal what their generators print, and the example
+configuration for a real Bolt backend is one the proxy accepts."""
+
+from __future__ import annotations
+
+import tomllib
+
+from query_guard.config import load_config
+from query_guard.config_reference import render as configuration_page
+from query_guard.pipeline import build_guard
+from query_guard.rules_listing import builtin_page
+from tests.corpora import ROOT
+
+
+def test_configuration_page_is_generated_from_the_schema() -> None:
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert page == configuration_page(), (
+        "regenerate: python -m query_guard.config_reference > docs/configuration.md"
+    )
+
+
+def test_every_key_of_the_schema_is_on_the_configuration_page_with_a_meaning() -> None:
+    from query_guard.config import declared_keys
+
+    page = configuration_page()
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    for key in declared_keys():
+        assert f"| `{key[-1]}` |" in page, key
+    assert len(rows) == len(declared_keys())
+    assert not [row for row in rows if row.endswith("|  |")], "a key without a meaning"
+
+
+def test_rules_page_is_generated_from_the_rule_docstrings() -> None:
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert page == builtin_page(), "regenerate: python -m query_guard.rules_listing > docs/rules.md"
+
+
+def test_bolt_backend_example_is_a_valid_configuration() -> None:
+    path = ROOT / "conf" / "bolt-backend.toml"
+    cfg = load_config(path)
+    assert cfg.backend["cypher"].startswith("bolt://")
+    assert cfg.backend["credentials"] == "configured" and cfg.backend["password_env"]
+    assert cfg.server["http"] and cfg.guard.read_only
+    build_guard(cfg)  # its rule tables and disable list are valid too
+    assert "NEO4J_PASSWORD" in path.read_text(encoding="utf-8")
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["backend"]["database"]
