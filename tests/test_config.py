@@ -182,7 +182,7 @@ def test_errors_name_the_file_line(tmp_path: Path) -> None:
         ("[audit]\n'include_parameters' = 'yes'\n",
          "conf.toml:2: audit.include_parameters: must be bool, got 'yes'"),
         ("[servr]\n", "conf.toml:1: servr: unknown section; known sections: audit, backend, "
-         "compat, gremlin, guard, limits, repair, rules, server"),
+         "compat, experience, gremlin, guard, limits, repair, rules, server"),
     ],
 )  # fmt: skip
 def test_keys_are_located_whatever_the_toml_layout(
