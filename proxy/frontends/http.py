@@ -42,7 +42,7 @@ from query_guard.frontends.http_answers import (
     verdict_json,
 )
 from query_guard.frontends.http_auth import USER, AuthHook, HttpAuth
-from query_guard.frontends.http_experience import examples_for, feedback
+from query_guard.frontends.http_experience import examples_for, examples_wanted, feedback
 from query_guard.frontends.http_policy import McpBodyGuard, RequestPolicy
 from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
 from query_guard.frontends.http_tx import HttpTransactions
@@ -230,12 +230,13 @@ class HttpFrontend:
         raw = request.query.get("samples", "0")
         if not raw.isdigit() or int(raw) > MAX_SAMPLES:
             raise bad_request(f"'samples' must be a whole number from 0 to {MAX_SAMPLES}")
+        k = examples_wanted(request)
         schema = self.service.guard.ctx.schema
         samples = await sample_values(self.service.backend, schema, int(raw))
         text = context_text(schema, samples_text(samples))
         if "question" not in request.query:
             return web.Response(text=text)
-        examples = await examples_for(request, self.service.experience)
+        examples = await examples_for(request, k, self.service.experience)
         return web.json_response({"context": text, "examples": examples})
 
     async def _feedback(self, request: web.Request) -> web.Response:

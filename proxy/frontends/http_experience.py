@@ -17,15 +17,19 @@ MAX_EXAMPLES = 20  # examples one context request may ask for
 DEFAULT_EXAMPLES = 3
 
 
-async def examples_for(request: web.Request, experience: Any) -> list[dict[str, Any]]:
-    """`?examples=K` (default 3) examples for `?question=…`, best first (none when the
-    library is off)."""
+def examples_wanted(request: web.Request) -> int:
+    """`?examples=K` (default 3; 400 outside 0-20, with or without a question)."""
     raw = request.query.get("examples", str(DEFAULT_EXAMPLES))
     if not raw.isdigit() or int(raw) > MAX_EXAMPLES:
         raise bad_request(f"'examples' must be a whole number from 0 to {MAX_EXAMPLES}")
+    return int(raw)
+
+
+async def examples_for(request: web.Request, k: int, experience: Any) -> list[dict[str, Any]]:
+    """`k` examples for `?question=…`, best first (none when the library is off)."""
     if experience is None:
         return []
-    return list(await experience.examples(request.query["question"], int(raw)))
+    return list(await experience.examples(request.query["question"], k))
 
 
 async def feedback(request: web.Request, experience: Any) -> web.Response:
