@@ -159,6 +159,26 @@ class RepairTable(Table):
     llm: RepairLLMTable | None = None
 
 
+class ExperienceTable(Table):
+    """`[experience]`: the library of verified runs (DESIGN §10, proxy/experience/)."""
+
+    enabled: bool = True
+    store: str = ""  # a SQLite file; "" = experience.sqlite3 in [server] data_dir
+    max_examples: Off = 10_000  # per database; 0 = unbounded
+    half_life_hours: Annotated[float, Field(ge=0.0)] = 168.0  # 0 = weights never decay
+    store_literals: bool = True
+
+    @field_validator("store")
+    @classmethod
+    def _sqlite_only(cls, value: str) -> str:
+        if "://" in value and not value.startswith("sqlite:///"):
+            raise ValueError(
+                f"must be a SQLite file (a path or sqlite:///path), got {value!r}: "
+                "a shared PostgreSQL store is not available yet"
+            )
+        return value
+
+
 class LimitsTable(Table):
     """Resource limits (issue 8); 0 switches one off. Read by plugins/resource_limits.py
     (text), the Bolt front (parameters, messages, results, connections, guard budget) and the
@@ -239,6 +259,7 @@ class ConfigFile(Table):
     compat: CompatTable = CompatTable()
     repair: RepairTable = RepairTable()
     limits: LimitsTable = LimitsTable()
+    experience: ExperienceTable = ExperienceTable()
     gremlin: GremlinTable = GremlinTable()
     rules: dict[str, dict[str, Any]] = {}
 

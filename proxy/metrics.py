@@ -8,6 +8,9 @@ global state), fed by the same per-query events the audit log writes.
 * `query_guard_errors_total{front, code}` — database errors by status code
 * `query_guard_guard_seconds{front}` / `query_guard_backend_seconds{front}` — latency
 * `query_guard_open_connections{front}` — connections open now (read when scraped)
+* `query_guard_experience_examples` — examples in the experience library (DESIGN §10)
+* `query_guard_experience_hits_total` — examples served as context
+* `query_guard_experience_feedback_total{outcome}` — "correct" / "wrong" reports
 """
 
 from __future__ import annotations
@@ -54,6 +57,16 @@ class Metrics:
         self.connections = Gauge(
             "query_guard_open_connections", "Open client connections", ["front"], registry=r
         )
+        self.experience_examples = Gauge(
+            "query_guard_experience_examples", "Examples in the experience library", registry=r
+        )
+        self.experience_hits = Counter(
+            "query_guard_experience_hits", "Examples served as context", registry=r
+        )
+        self.experience_feedback = Counter(
+            "query_guard_experience_feedback", "Feedback reports on query ids", ["outcome"],
+            registry=r,
+        )  # fmt: skip
         # labelled children by (metric, label values): prometheus-client's `labels()` checks
         # and sorts its arguments on every call, a third of this hook's cost per query
         self._children: dict[tuple[Any, ...], Any] = {}

@@ -17,6 +17,7 @@ from query_guard.backend_factory import make_backend, make_sql_backend
 from query_guard.backends.base import BackendError
 from query_guard.config import Config
 from query_guard.errors import ConfigError
+from query_guard.experience.library import open_experience
 from query_guard.metrics import Metrics, fan_out
 from query_guard.model import Finding, Verdict
 from query_guard.pipeline import Guard, build_guard
@@ -75,6 +76,7 @@ class ProxyServer:
         self.sql: SqlService | None = None  # the SQL backend (language "sql"), lazily started
         self.metrics = Metrics()
         self.runner: Runner = None  # type: ignore[assignment]  # the request path, at start
+        self.experience: Any = None  # the experience library (`[experience] enabled`)
         self.on_query: Callable[..., None] = self.metrics
 
     @property
@@ -113,6 +115,7 @@ class ProxyServer:
                 self.config, self.schema, extra_plugins=self.extra_plugins, skip_broken=True
             )
             self.guard.warm_up()  # the first client query must not pay for building parsers
+            self.experience = open_experience(self.config, self.guard, self.metrics)
             self.sql = SqlService(self.guard, make_sql_backend(
                 str(self.config.backend["sql"]), str(self.config.server["data_dir"]),
                 self.config.limits,
@@ -149,6 +152,9 @@ class ProxyServer:
         finally:
             if self.runner is not None:
                 self.runner.close()
+            if self.experience is not None:
+                experience, self.experience = self.experience, None
+                experience.close()  # after the listeners: no run is still reporting
             if self.gremlin_service is not None:
                 gremlin_service, self.gremlin_service = self.gremlin_service, None
                 await gremlin_service.close()
@@ -211,7 +217,8 @@ class ProxyServer:
             "gremlin": gremlin,
         }
         pool = GuardPool(limits.guard_workers)
-        return Runner(routes, limits=limits, pool=pool, on_query=self.on_query)
+        return Runner(routes, limits=limits, pool=pool, on_query=self.on_query,
+                      on_result=self.experience)  # fmt: skip
 
     async def _start_frontends(self) -> None:
         await self._start_gremlin_service()
@@ -306,7 +313,8 @@ class ProxyServer:
         from query_guard.service import QueryService
 
         assert self.guard is not None
-        return QueryService(self.guard, self.backend, sql=self.sql, runner=self.runner)
+        return QueryService(self.guard, self.backend, sql=self.sql, runner=self.runner,
+                            experience=self.experience)  # fmt: skip
 
     async def _readiness(self) -> dict[str, Any]:
         """/ready: the backend answers `RETURN 1`, and whether a schema is loaded (with the

@@ -20,8 +20,9 @@ from query_guard.run.guard_pool import GuardPool
 from query_guard.run.guards import LanguageGuard, Note
 from query_guard.run.limits import Limits
 from query_guard.run.record import OnQuery
-from query_guard.run.request import LANGUAGES, QueryRequest
+from query_guard.run.request import LANGUAGES, Outcome, QueryRequest
 from query_guard.run.runner import Route, Runner, Unserved
+from query_guard.run.seen import Seen
 from query_guard.run.sql import SqlExecution
 from query_guard.run.status import ACCESS_MODE, UNKNOWN_ERROR
 
@@ -37,6 +38,7 @@ class QueryResult:
     error: BackendError | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
     query: str = ""  # the text that ran (after guard and repair)
+    id: str = ""  # the query id (`queryGuard.id`, MCP `id`): the handle for feedback
 
     @property
     def blocked(self) -> bool:
@@ -58,8 +60,10 @@ class QueryService:
         limits: Limits | None = None,
         note: Note | None = None,  # a finding for every verdict let through (SCH.NO_SCHEMA)
         runner: Runner | None = None,
+        experience: Any = None,  # the experience library (examples, feedback), when on
     ) -> None:
         self.guard = guard
+        self.experience = experience
         self.backend = backend
         self.sql = sql
         self.limits = runner.limits if runner is not None else limits or Limits()
@@ -106,6 +110,12 @@ class QueryService:
             database=database, read_access=read_access, tx=tx, client=client, user=user,
         )  # fmt: skip
         outcome = await self.runner.run(req)
+        result = await self._read(req, outcome, max_rows)
+        result.id = req.id
+        return result
+
+    async def _read(self, req: QueryRequest, outcome: Outcome, max_rows: int) -> QueryResult:
+        """The outcome's whole result within the row budgets (the runner hears what was read)."""
         verdict, ran = outcome.verdict, outcome.ran or ""
         if outcome.guard_failed:
             error = BackendError("the query guard failed on this query", UNKNOWN_ERROR)
@@ -124,12 +134,16 @@ class QueryService:
         try:
             got = await collect(outcome.stream, rows, self.limits.max_result_bytes)
         except BackendError as exc:
+            self.runner.finished(Seen(req, outcome, read_error=True))
             return QueryResult(verdict, error=exc, attempts=outcome.attempts, query=ran)
+        cut = got.cut is not None
+        self.runner.finished(Seen(req, outcome, len(got.rows), got.rows[0] if got.rows else None,
+                                  cut))  # fmt: skip
         if got.cut is not None:  # LIM.RESULT_SIZE: the client learns that rows were left out
             verdict = dataclasses.replace(verdict, findings=(*verdict.findings, got.cut))
+        language = req.language
         rows = got.rows if language != "gremlin" else [[plain(v) for v in r] for r in got.rows]
-        return QueryResult(verdict, got.fields, rows, got.cut is not None, None,
-                           outcome.attempts, ran)  # fmt: skip
+        return QueryResult(verdict, got.fields, rows, cut, None, outcome.attempts, ran)
 
 
 def sql_route(guard: Guard, sql: Any, limits: Limits) -> Route:

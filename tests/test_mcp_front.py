@@ -102,9 +102,11 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_tools_say_what_is_enforced(session_results: dict[str, Any]) -> None:
     tools = session_results["tools"]
     assert set(tools) == {"get_schema", "get_context", "read_cypher", "read_gremlin",
-                          "read_sql", "check_query"}  # fmt: skip
+                          "read_sql", "check_query", "report_outcome"}  # fmt: skip
     assert "read-only" in tools["read_cypher"].description
     assert "params" in tools["read_cypher"].inputSchema["properties"]
+    feedback = tools.pop("report_outcome")  # changes the proxy's weights, never the database
+    assert not feedback.annotations.readOnlyHint and feedback.annotations.openWorldHint is False
     for tool in tools.values():  # reads of a closed world: hints an agent host can act on
         assert tool.annotations.readOnlyHint and tool.annotations.openWorldHint is False
 

@@ -27,6 +27,7 @@ ALLOWED: dict[str, str] = {
     "model_config": "pydantic reads a model's settings from this class attribute (config schema)",
     "schema_file": "the `[guard] schema` key, read by its alias (config_schema.GuardTable)",
     "dictify": "gremlinpython's GraphSON writer calls a serializer's dictify",
+    "row_factory": "sqlite3 builds result rows with a connection's row_factory (experience)",
     "raw_match": "aiohttp asks a resource whether it answers a path (frontends/http.py)",
     "api": "a Bolt handler's message field it does not need (TELEMETRY api)",
     "routing": "a Bolt handler's message field it does not need (ROUTE routing context)",

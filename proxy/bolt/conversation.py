@@ -17,6 +17,7 @@ from query_guard.bolt.handshake import Version
 from query_guard.bolt.state import State
 from query_guard.bolt.values import ValueCodec
 from query_guard.model import Verdict
+from query_guard.run.seen import Seen
 
 log = logging.getLogger("query_guard.bolt")
 
@@ -54,6 +55,7 @@ class OpenResult:
     streaming_since: float | None = None
     # the stream's `fetch_raw` when its framed RECORDs can go to this client as they are
     raw: Callable[[int], Awaitable[list[bytes]]] | None = None
+    seen: Seen | None = None  # the run it belongs to (its query id), told the runner at the end
 
 
 class Conversation:

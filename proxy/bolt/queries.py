@@ -15,8 +15,8 @@ from query_guard.bolt import messages as m
 from query_guard.bolt.conversation import Conversation, OpenResult
 from query_guard.bolt.state import State
 from query_guard.bolt.streaming import ResultPump, raw_source
-from query_guard.model import Verdict
 from query_guard.run.request import Outcome, QueryRequest
+from query_guard.run.seen import Seen
 
 log = logging.getLogger("query_guard.bolt")
 
@@ -54,13 +54,13 @@ class QueryHandler:
         elif outcome.error is not None or outcome.stream is None:
             await conv.backend_failed(outcome.error or _NO_RESULT)
         else:
-            self._open(outcome, outcome.stream, outcome.verdict, database, in_tx, extra)
+            self._open(req, outcome, outcome.stream, database, in_tx, extra)
 
     def _open(
         self,
+        req: QueryRequest,
         outcome: Outcome,
         stream: ResultStream,
-        verdict: Verdict,
         database: str | None,
         in_tx: bool,
         extra: dict[str, Any],
@@ -71,8 +71,8 @@ class QueryHandler:
         qid = conv.next_qid if in_tx else -1
         conv.next_qid += in_tx
         conv.results[qid] = OpenResult(
-            stream, list(stream.keys), qid, verdict, filters, database, in_tx,
-            raw=raw_source(stream, conv.version),
+            stream, list(stream.keys), qid, outcome.verdict, filters, database, in_tx,
+            raw=raw_source(stream, conv.version), seen=Seen(req, outcome),
         )  # fmt: skip
         conv.last_qid = qid
         meta: dict[str, Any] = {"fields": list(stream.keys), "t_first": outcome.backend_ms}

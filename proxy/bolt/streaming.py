@@ -47,6 +47,7 @@ class ResultPump:
         if discard and n == -1:
             await stream.discard()
             conv.success(self._summary(result))
+            self._finished(result, discard)
             return True
         batch_size = max(1, conv.ctx.fetch_batch)
         limits = conv.ctx.limits
@@ -66,7 +67,10 @@ class ResultPump:
                 data: bytes | bytearray = records[0] if len(records) == 1 else b"".join(records)
                 sizes = [len(r) for r in records]
             else:
-                data, sizes = _encoded(await stream.fetch(ask), conv.codec)
+                rows = await stream.fetch(ask)
+                if rows and result.records == 0 and result.seen is not None:
+                    result.seen = replace(result.seen, first_row=rows[0])
+                data, sizes = _encoded(rows, conv.codec)
             got = len(sizes)
             sent, cut = _within(sizes, rows_left, max_bytes - result.bytes if max_bytes else -1)
             size = len(data) if sent == got else sum(sizes[:sent])
@@ -88,9 +92,18 @@ class ResultPump:
             exhausted = True
         if exhausted:
             conv.success(self._summary(result))
+            self._finished(result, discard)
             return True
         conv.success({"has_more": True})
         return False
+
+    def _finished(self, result: OpenResult, discarded: bool) -> None:
+        """Tell the runner what the client got of the result (once)."""
+        seen, result.seen = result.seen, None
+        if seen is None:
+            return
+        cut = discarded or any(f.code == "LIM.RESULT_SIZE" for f in result.verdict.findings)
+        self.conv.ctx.runner.finished(replace(seen, rows=result.records, cut=cut))
 
     async def _cut(self, result: OpenResult, reason: str) -> None:
         """Stop a result at a cap: drop the rest upstream, warn in its summary."""
@@ -107,6 +120,8 @@ class ResultPump:
             "t_last": elapsed_ms(started),
             "db": result.database or conv.ctx.home_database,
         }
+        if result.seen is not None:  # the query id, the client's handle for feedback
+            meta["qg_id"] = result.seen.request.id
         if summary.counters:
             meta["stats"] = dict(summary.counters)
         if summary.plan is not None:

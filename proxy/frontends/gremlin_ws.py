@@ -63,6 +63,7 @@ from query_guard.run.cuts import collect
 from query_guard.run.guard_pool import blocked
 from query_guard.run.request import QueryRequest
 from query_guard.run.runner import Runner
+from query_guard.run.seen import Seen
 from query_guard.run.status import FORBIDDEN, block_code
 
 log = logging.getLogger("query_guard.gremlin")
@@ -152,12 +153,14 @@ class GremlinFrontend:
             req = pending
         try:
             user = session.user if session is not None else None
-            results, findings = await self._serve(req, peer, user)
+            results, findings, qg_id = await self._serve(req, peer, user)
         except Rejected as exc:
             return [wire.encode_response(req.mime, req.request_id, exc.status, None, exc.message)]
         batch, attributes = _batch_size(req.args), status_attributes(findings)
         if not results and not attributes:
-            return [wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [])]
+            return [wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [], "",
+                                         {"qg_id": qg_id})]  # fmt: skip
+        attributes["qg_id"] = qg_id  # the query id, the client's handle for feedback
         replies = []
         try:
             for start in range(0, max(len(results), 1), batch):
@@ -223,10 +226,10 @@ class GremlinFrontend:
             args["question"] = payload["question"]
         req = wire.Request(uuid.uuid4(), "eval", "", args, wire.GRAPHSON3)
         try:
-            results, findings = await self._serve(req, request.remote or "?", user)
+            results, findings, qg_id = await self._serve(req, request.remote or "?", user)
         except Rejected as exc:
             return _http_error(exc.status, exc.message)
-        attributes = status_attributes(findings)
+        attributes = {**status_attributes(findings), "qg_id": qg_id}
         try:
             text = wire.encode_response(
                 wire.GRAPHSON3, req.request_id, wire.SUCCESS, results, "", attributes
@@ -252,8 +255,9 @@ class GremlinFrontend:
 
     async def _serve(
         self, req: wire.Request, peer: str, user: str | None = None
-    ) -> tuple[list[Any], list[Finding]]:
-        """The results and findings of one request, or `Rejected` with the status to send.
+    ) -> tuple[list[Any], list[Finding], str]:
+        """The results, findings and query id of one request, or `Rejected` with the status
+        to send.
         Every request leaves one audit record: the runner's, or `refused` when it never
         reached the runner."""
         detail = {"op": req.op, "request_id": str(req.request_id)}
@@ -275,12 +279,18 @@ class GremlinFrontend:
             error = outcome.error or BackendError("the traversal produced no result")
             raise Rejected(wire.SCRIPT_EVALUATION_ERROR, error.message, error.code)
         limits = self._runner.limits
-        got = await collect(outcome.stream, limits.max_result_rows, limits.max_result_bytes)
+        try:
+            got = await collect(outcome.stream, limits.max_result_rows, limits.max_result_bytes)
+        except BackendError:
+            self._runner.finished(Seen(query, outcome, read_error=True))
+            raise
+        first = got.rows[0] if got.rows else None
+        self._runner.finished(Seen(query, outcome, len(got.rows), first, got.cut is not None))
         findings = list(verdict.findings) + ([got.cut] if got.cut is not None else [])
         results = [row[0] for row in got.rows]
         if req.op == "bytecode":
-            return [Traverser(r, 1) for r in results], findings
-        return results, findings
+            return [Traverser(r, 1) for r in results], findings, query.id
+        return results, findings, query.id
 
     def _read(self, req: wire.Request, query: QueryRequest) -> None:
         """The traversal's text, bindings and question into `query` (Rejected: unreadable)."""

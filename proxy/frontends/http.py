@@ -42,6 +42,7 @@ from query_guard.frontends.http_answers import (
     verdict_json,
 )
 from query_guard.frontends.http_auth import USER, AuthHook, HttpAuth
+from query_guard.frontends.http_experience import examples_for, examples_wanted, feedback
 from query_guard.frontends.http_policy import McpBodyGuard, RequestPolicy
 from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
 from query_guard.frontends.http_tx import HttpTransactions
@@ -108,6 +109,7 @@ class HttpFrontend:
         r.add_post("/v1/query", self._query)
         r.add_get("/v1/schema", self._schema)
         r.add_get("/v1/context", self._context)
+        r.add_post("/v1/feedback", self._feedback)
         r.add_post("/db/{db}/query/v2", self._query_v2)
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
         self.transactions = HttpTransactions(
@@ -201,7 +203,7 @@ class HttpFrontend:
         if result.error is not None:
             return failed(result)
         if result.blocked:
-            return blocked(result.verdict)
+            return blocked(result)
         return web.json_response(
             {
                 "fields": result.fields,
@@ -222,13 +224,23 @@ class HttpFrontend:
         )
 
     async def _context(self, request: web.Request) -> web.Response:
-        """The grounding context; `?samples=n` adds up to n sample values per property."""
+        """The grounding context; `?samples=n` adds up to n sample values per property. With
+        `?question=…` the answer is JSON: the context text and up to `?examples=K` examples
+        of verified queries for similar questions (`query_guard.frontends.http_experience`)."""
         raw = request.query.get("samples", "0")
         if not raw.isdigit() or int(raw) > MAX_SAMPLES:
             raise bad_request(f"'samples' must be a whole number from 0 to {MAX_SAMPLES}")
+        k = examples_wanted(request)
         schema = self.service.guard.ctx.schema
         samples = await sample_values(self.service.backend, schema, int(raw))
-        return web.Response(text=context_text(schema, samples_text(samples)))
+        text = context_text(schema, samples_text(samples))
+        if "question" not in request.query:
+            return web.Response(text=text)
+        examples = await examples_for(request, k, self.service.experience)
+        return web.json_response({"context": text, "examples": examples})
+
+    async def _feedback(self, request: web.Request) -> web.Response:
+        return await feedback(request, self.service.experience)
 
     async def _openapi(self, request: web.Request) -> web.Response:
         from query_guard.frontends.openapi import document

@@ -92,7 +92,7 @@ def v2_answer(request: web.Request, result: QueryResult) -> dict[str, Any] | web
     if result.error is not None:
         return failed(result)
     if result.blocked:
-        return blocked(result.verdict)
+        return blocked(result)
     value = to_typed if typed_requested(request) else to_json
     return {
         "data": {
@@ -120,9 +120,13 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 
 def guard_json(result: QueryResult) -> dict[str, Any]:
+    """The guard's part of a response: the verdict, repair attempts, and the query id (the
+    handle for `POST /v1/feedback`)."""
     out = verdict_json(result.verdict)
     if result.attempts:
         out["attempts"] = result.attempts
+    if result.id:
+        out["id"] = result.id
     return out
 
 
@@ -134,9 +138,8 @@ def error_json(result: QueryResult) -> dict[str, Any]:
     return {"code": diag.block_code(result.verdict), "message": message}
 
 
-def blocked(verdict: Verdict) -> web.Response:
-    result = QueryResult(verdict)
-    body = {"errors": [error_json(result)], "queryGuard": verdict_json(verdict)}
+def blocked(result: QueryResult) -> web.Response:
+    body = {"errors": [error_json(result)], "queryGuard": guard_json(result)}
     return web.json_response(body, status=400)
 
 

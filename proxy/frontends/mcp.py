@@ -17,12 +17,15 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
+from query_guard.experience.library import OUTCOMES, UnknownQueryId
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.mcp_sdk import annotations, new_server, tool_result
 from query_guard.grounding_context import context_text, schema_text
 from query_guard.model import Severity, Verdict
 from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
 from query_guard.service import QueryService
+
+MAX_EXAMPLES = 20  # examples one get_context call may ask for
 
 INSTRUCTIONS = (
     "Read a graph database through query-guard. Call get_context first: it lists the schema, "
@@ -63,12 +66,33 @@ def build_mcp(
     @app.tool(description="Grounding context for writing queries: schema, direction notes and "
                           "rules that prevent the common mistakes. Call this first. samples: "
                           f"up to that many stored values per property (0-{MAX_SAMPLES}), to "
-                          "copy literal values exactly.",
+                          "copy literal values exactly. question (optional): the user's "
+                          "question; the answer then also lists up to `examples` verified "
+                          "queries that answered similar questions here, best first.",
               annotations=annotations(title="Context", read_only=True))  # fmt: skip
-    async def get_context(samples: int = 0) -> str:
+    async def get_context(samples: int = 0, question: str | None = None, examples: int = 3) -> Any:
         schema = service.guard.ctx.schema
         n = max(0, min(int(samples), MAX_SAMPLES))
-        return context_text(schema, samples_text(await sample_values(service.backend, schema, n)))
+        text = context_text(schema, samples_text(await sample_values(service.backend, schema, n)))
+        if not question:
+            return text
+        k = max(0, min(int(examples), MAX_EXAMPLES))
+        found = await service.experience.examples(question, k) if service.experience else []
+        return tool_result({"context": text, "examples": found})
+
+    @app.tool(description="Report whether the answer of a query was right: id is the `id` of "
+                          "a read_* result, outcome 'correct' or 'wrong'. Verified queries "
+                          "reported correct are offered to later questions; wrong ones less.",
+              annotations=annotations(title="Feedback", read_only=False))  # fmt: skip
+    async def report_outcome(id: str, outcome: str) -> CallToolResult:
+        if outcome not in OUTCOMES:
+            return tool_result({"error": f"outcome must be one of {list(OUTCOMES)}"}, error=True)
+        if service.experience is None:
+            return tool_result({"error": "the experience library is off"}, error=True)
+        try:
+            return tool_result(await service.experience.feedback(id, outcome))
+        except UnknownQueryId:
+            return tool_result({"error": f"no query with id {id!r} is known here"}, error=True)
 
     @app.tool(description="Check a query without running it: the verdict (allow, rewrite, "
                           "block), the query that would run, and the findings. "
@@ -96,8 +120,9 @@ def build_mcp(
             question=question or None,
         )  # fmt: skip
         if result.blocked:
-            return tool_result({"refused": True, **_verdict(result.verdict)}, error=True)
-        out: dict[str, Any] = {"query": result.query, **_findings(result.verdict)}
+            refused = {"refused": True, **_verdict(result.verdict), "id": result.id}
+            return tool_result(refused, error=True)
+        out: dict[str, Any] = {"query": result.query, **_findings(result.verdict), "id": result.id}
         if result.error is not None:
             out["error"] = {"code": result.error.code, "message": result.error.message}
             return tool_result(out, error=True)

@@ -31,8 +31,17 @@ _VERDICT = {
         "forward": {"type": ["string", "null"], "description": "the text sent to the database"},
         "findings": {"type": "array", "items": {"$ref": "#/components/schemas/Finding"}},
         "attempts": {"type": "array", "items": {"type": "object"}},
+        "id": {"type": "string", "description": "the query id, for POST /v1/feedback"},
     },
 }
+_EXAMPLE = {
+    "type": "object",
+    "required": ["id", "question", "query", "template", "weight", "uses"],
+    "properties": {
+        "id": {"type": "integer"}, "question": {"type": "string"}, "query": {"type": "string"},
+        "template": {"type": "string"}, "weight": {"type": "number"}, "uses": {"type": "integer"},
+    },
+}  # fmt: skip
 _ERRORS = {
     "type": "object",
     "required": ["errors"],
@@ -177,9 +186,33 @@ def document() -> dict[str, Any]:
                 "summary": "Grounding context text for an LLM's prompt",
                 "parameters": [{"name": "samples", "in": "query", "required": False,
                                 "description": "sample values per (label, property), 0-10",
-                                "schema": {"type": "integer", "minimum": 0, "maximum": 10}}],
-                "responses": {"200": {"description": "the context", **text},
+                                "schema": {"type": "integer", "minimum": 0, "maximum": 10}},
+                               {"name": "question", "in": "query", "required": False,
+                                "description": "the user's question: the answer becomes JSON "
+                                               "with examples of verified queries",
+                                "schema": {"type": "string"}},
+                               {"name": "examples", "in": "query", "required": False,
+                                "description": "examples for the question, 0-20 (default 3)",
+                                "schema": {"type": "integer", "minimum": 0, "maximum": 20}}],
+                "responses": {"200": {"description": "the context (JSON with a question)",
+                                      "content": {**text["content"], "application/json": {
+                                          "schema": _object({
+                                              "context": {"type": "string"},
+                                              "examples": {"type": "array", "items": _EXAMPLE},
+                                          }, ["context", "examples"])}}},
                               **_errors("400", "401")},
+            }},
+            "/v1/feedback": {"post": {
+                "summary": "Report whether the answer of a query id was right",
+                "requestBody": _body(_object({"id": {"type": "string"},
+                                              "outcome": {"enum": ["correct", "wrong"]}},
+                                             ["id", "outcome"])),
+                "responses": {"200": _json(_object({
+                                  "id": {"type": "string"}, "outcome": {"type": "string"},
+                                  "example": {"type": ["integer", "null"]},
+                                  "weight": {"type": "number"}}, ["id", "outcome"]),
+                                  "what changed"),
+                              **_errors("400", "401", "404", "415")},
             }},
             "/db/{db}/query/v2": {"post": {
                 "summary": "Neo4j Query API v2 (typed JSON with Accept: " + _TYPED + ")",

@@ -28,6 +28,7 @@ class QueryRequest:
     user: str | None = None  # whose credentials were checked (None: nobody's)
     # front-specific audit fields (Bolt version and connection, Gremlin op and request id…)
     detail: dict[str, Any] = field(default_factory=dict)
+    id: str = ""  # the query id the runner gives it (the client's handle for feedback)
 
 
 @dataclass

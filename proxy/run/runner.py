@@ -8,12 +8,15 @@ raises; the client's access mode is applied (a write in a read transaction is re
 block stops here; the backend runs what was judged (with its timeout) and the repair loop
 sees failed or empty results (the language's `Execution`); one audit record with one schema
 (`query_guard.run.record.KEYS`) goes to the `on_query` hook (the audit log and the metrics). The
-result is cut by `[limits]` where it is read (`query_guard.run.cuts`)."""
+result is cut by `[limits]` where it is read (`query_guard.run.cuts`). Every run gets a query
+id (`QueryRequest.id`, the audit record's `detail.id`) that the fronts hand back to the client,
+and reaches the `on_result` hook once (`query_guard.run.seen`: the experience library)."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,6 +29,7 @@ from query_guard.run.guard_pool import GuardPool, blocked, judge
 from query_guard.run.limits import Limits
 from query_guard.run.record import OnQuery, new_record
 from query_guard.run.request import Outcome, QueryRequest
+from query_guard.run.seen import OnResult, Seen
 from query_guard.run.status import UNKNOWN_ERROR, block_code
 
 log = logging.getLogger("query_guard.run")
@@ -72,11 +76,13 @@ class Runner:
         limits: Limits | None = None,
         pool: GuardPool | None = None,
         on_query: OnQuery | None = None,
+        on_result: OnResult | None = None,
     ) -> None:
         self.routes = dict(routes)
         self.limits = limits or Limits()
         self.pool = pool
         self.on_query = on_query
+        self.on_result = on_result
 
     async def judge(self, language: str, text: str, parameters: dict[str, Any]) -> Verdict:
         """The guard's verdict within `[limits]` (raises what the guard raises)."""
@@ -87,10 +93,15 @@ class Runner:
         return await judge(route.guard, text, parameters, self.limits, self.pool)
 
     async def run(self, req: QueryRequest) -> Outcome:
+        req.id = req.id or secrets.token_hex(8)
         record = new_record(req)
+        record["detail"]["id"] = req.id
         started = time.perf_counter()
         try:
-            return await self._run(req, record, started)
+            outcome = await self._run(req, record, started)
+            if outcome.stream is None:  # nothing for a front to read: the run ends here
+                self.finished(Seen(req, outcome))
+            return outcome
         except BaseException:
             record["error"] = record["error"] or UNKNOWN_ERROR
             raise
@@ -132,6 +143,15 @@ class Runner:
         if outcome.error is not None:
             record["error"] = outcome.error.code
         return outcome
+
+    def finished(self, seen: Seen) -> None:
+        """A front read a result to its end (or the run had none): tell `on_result`."""
+        if self.on_result is None:
+            return
+        try:
+            self.on_result(seen)
+        except Exception:  # learning must never break the query path
+            log.exception("%s: the on_result hook raised", seen.request.front)
 
     def refused(self, req: QueryRequest, verdict: Verdict | None, code: str) -> None:
         """The record of a request its front refused before it reached the runner (an
