@@ -51,7 +51,7 @@ CORRECT = (
     "g.V(anchor).out('hasReason').bothE('similarReason').has('similarityScore', P.gte(0.8))"
     f".otherV().in('hasReason').{WINDOW}.dedup().values('title')"
 )
-# SEGRA's similarity walks as an LLM writes them (tests/test_gremlin_segra_demo.py): the
+# SEGRA's similarity walks as an LLM writes them (tests/e2e/test_gremlin_segra_demo.py): the
 # correct one, three the guard fixes from the configuration, two it refuses.
 QUERIES = {
     "correct walk": CORRECT,

@@ -210,7 +210,7 @@ def documented_keys() -> dict[str, set[str]]:
 
 def declared_keys() -> list[KeyPath]:
     """Every key the schema declares, as paths (`("repair", "llm", "model")`), tables
-    excluded: what tests/test_config.py looks for a reader of."""
+    excluded: what tests/unit/test_config.py looks for a reader of."""
     out: list[KeyPath] = []
 
     def walk(model: type[Table], prefix: KeyPath) -> None:

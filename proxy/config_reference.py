@@ -1,5 +1,5 @@
 """The configuration reference page, generated: `python -m query_guard.config_reference >
-docs/configuration.md` (tests/test_docs.py keeps the committed page equal to this output).
+docs/configuration.md` (tests/unit/test_docs.py keeps the committed page equal to this output).
 
 Each key's type, constraint and default come from the schema (proxy/config_schema.py); its
 meaning from the comment written above it in the example file conf/query-guard.toml (a key

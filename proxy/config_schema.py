@@ -9,7 +9,7 @@ table's model, with its default::
         cache_size: Off = 4096
 
 Adding a key: that one line here, the key with its default and meaning in
-`conf/query-guard.toml` (tests/test_config.py keeps the two in step), and the code that reads
+`conf/query-guard.toml` (tests/unit/test_config.py keeps the two in step), and the code that reads
 it (`config.server["key"]`, …; the test looks for a reader of every key in proxy/ and
 plugins/). A `[guard]` or `[limits]` key the pure pipeline needs also gets a `GuardSettings`
 field of the same name (proxy/config.py fills it by name). Choices: `Literal[...]`; ranges:

@@ -1,4 +1,5 @@
-"""What the compat suites share (tests/test_compat_libraries.py, tests/test_compat_llama.py):
+"""What the compat suites share (tests/compat/test_compat_libraries.py,
+tests/compat/test_compat_llama.py):
 the movie graph behind a proxy on the embedded FalkorDB and on ArcadeDB, what `query-guard
 schema` discovers for it, the canned Cypher a fake model writes, and the parser of the schema
 text langchain, neo4j-graphrag and llama-index give their LLM. Only `neo4j` and the project

@@ -61,7 +61,7 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     """A FalkorDB server for the whole session; its graph `movies` holds the movie graph.
     Treat `movies` as read-only; tests that write use `fresh_graph`."""
     # No password on this test server: tests and the reference client connect to it directly
-    # (the proxy's own embedded FalkorDB always has one; tests/test_access.py checks it).
+    # (the proxy's own embedded FalkorDB always has one; tests/e2e/test_access.py checks it).
     server = EmbeddedFalkorDB(
         tmp_path_factory.mktemp("falkordb"), startup_timeout=30.0, auth=False
     )

@@ -1,5 +1,5 @@
 """TinkerPop's Gherkin feature notation, decoded for the feature suite run through the Gremlin
-front (tests/test_tinkerpop_front.py, benchmarks/tinkerpop_front.py).
+front (tests/e2e/test_tinkerpop_front.py, benchmarks/tinkerpop_front.py).
 
 The feature files write values as `d[1].l` (a long), `v[marko]` (a vertex by name), `v[marko].id`,
 `e[marko-knows->vadas]`, `vp[name->marko]`, `p[…]` (a path), `l[…]`, `s[…]`, `m[{json}]`,

@@ -3,7 +3,7 @@ Gremlin front with the real gremlinpython client: one `query-guard serve` (Proxy
 test graph on the embedded graphersal, the guard configured not to change what the features
 expect (no injected limit, full scans allowed). A scenario travels as bytecode when its text
 translates (`to_bytecode`, exactly what a gremlinpython traversal sends), else as a script
-with bindings. Shared by tests/test_tinkerpop_front.py and benchmarks/tinkerpop_front.py.
+with bindings. Shared by tests/e2e/test_tinkerpop_front.py and benchmarks/tinkerpop_front.py.
 """
 
 from __future__ import annotations

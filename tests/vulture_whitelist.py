@@ -1,4 +1,4 @@
-"""What the unused-code check (`tests/test_architecture.py`, vulture over `proxy/` and
+"""What the unused-code check (`tests/unit/test_architecture.py`, vulture over `proxy/` and
 `plugins/`) accepts as used although nothing in the product names it, and why.
 
 Only names a framework calls by name, data fields, and API that tests drive belong here; dead
@@ -47,9 +47,9 @@ ALLOWED: dict[str, str] = {
     "client_capabilities": "handshake field (capability bits the client sent)",
     "records_decoded": "relay counter that tests read (records decoded instead of relayed)",
     # API that tests and rule authors use
-    "scope_of": "rule-author API on query.scopes (tests/test_cypher_scopes.py)",
+    "scope_of": "rule-author API on query.scopes (tests/unit/test_cypher_scopes.py)",
     "delete_graph": "FalkorDBBackend API; tests drop and recreate a graph with it",
-    "declared_keys": "config keys the schema declares (tests/test_config.py, test_architecture)",
+    "declared_keys": "config keys the schema declares (tests/unit/test_config.py, architecture)",
     "from_text": "SqlCatalog from the fixtures' `-- sql-schema:` header",
-    "unpackb": "PackStream decoder of one value (tests/test_packstream.py round trips)",
+    "unpackb": "PackStream decoder of one value (tests/protocol/test_packstream.py round trips)",
 }

@@ -146,7 +146,7 @@ def render_markdown() -> str:
         "",
         "Generated from `proxy/cypher/functions.py` and `proxy/sql/functions.py` by",
         "`python -m query_guard.cypher.functions > docs/functions.md`; do not edit by hand",
-        "(tests/test_read_only_show.py checks it is current).",
+        "(tests/unit/test_read_only_show.py checks it is current).",
         "",
         "With `[guard] read_only = true` (the default) a Cypher query may call only the functions",
         "below; any other function is blocked with `SEC.PROCEDURE` (\"function X is not on the",
