@@ -50,3 +50,15 @@ def test_builtin_rules_use_only_the_rule_api() -> None:
                       for n in pattern.findall(path.read_text("utf-8"))])
     }
     assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_the_lock_file_pins_every_runtime_dependency() -> None:
+    """requirements.lock (pip-compile of pyproject.toml) pins each declared dependency."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    declared = {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower().replace("_", "-")
+                for d in project["dependencies"]}  # fmt: skip
+    lock = (ROOT / "requirements.lock").read_text("utf-8")
+    pinned = {m.lower() for m in re.findall(r"^([A-Za-z0-9_.-]+)==", lock, re.M)}
+    pinned = {p.replace("_", "-") for p in pinned}
+    platform_only = {"uvloop"}  # pinned by marker; pip-compile on this platform includes it
+    assert declared - pinned - platform_only == set()
