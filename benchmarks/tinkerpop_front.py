@@ -1,7 +1,8 @@
 """TinkerPop's feature suite through the Gremlin front: the read-only scenarios on modern, crew,
 sink and grateful run with the real gremlinpython client (bytecode where the text translates,
-else the script) against `query-guard serve` on the embedded graphersal; results compared as
-each feature says (tests/gherkin.py). Prints a markdown section.
+else the script) against `query-guard serve` on the embedded graphersal (each graph a traversal
+source of one front), and on graphersal in-process; results compared as each feature says
+(tests/gherkin.py). Prints a markdown section.
 
 Usage: .venv/bin/python benchmarks/tinkerpop_front.py [--write] [--baseline]
   --write     replace this section in benchmarks/RESULTS.md (below `<!-- other benchmarks -->`)
@@ -21,7 +22,7 @@ from typing import Any
 from _common import CORPORA, ROOT, table, write_section
 from gremlin_python.driver.serializer import GraphSONSerializersV3d0
 
-from tests.tinkerpop_suite import Outcome, exclusion, run_suite
+from tests.tinkerpop_suite import Outcome, exclusion, run_in_process, run_suite
 
 HEADING = "## TinkerPop feature suite through the Gremlin front"
 BASELINE = ROOT / "tests" / "data" / "tinkerpop_front_baseline.json"
@@ -45,8 +46,17 @@ def category(o: Outcome) -> str:
     return f"result differs ({o.id.split('/', 1)[0]})"
 
 
+def lost(front: list[Outcome], in_process: list[Outcome]) -> list[str]:
+    """Scenarios that pass on graphersal in-process and fail through the front."""
+    return sorted({o.id for o in in_process if o.passed} - {o.id for o in front if o.passed})
+
+
 def render(
-    outcomes: list[Outcome], graphson: list[Outcome], excluded: Counter[str], seconds: float
+    outcomes: list[Outcome],
+    graphson: list[Outcome],
+    in_process: list[Outcome],
+    excluded: Counter[str],
+    seconds: float,
 ) -> str:
     passed = sum(o.passed for o in outcomes)
     passed_gs = sum(o.passed for o in graphson)
@@ -64,7 +74,8 @@ def render(
         f"{HEADING}\n\n"
         f"{total} read-only scenarios of TinkerPop 3.8's feature tests (corpora/gremlin; left "
         f"out: {excl}) through `query-guard serve` (`[server] gremlin`, embedded graphersal, "
-        "`default_limit = 0`, full scans allowed) with gremlinpython's Client, GraphBinary: "
+        "`default_limit = 0`, full scans allowed; the four graphs are traversal sources of one "
+        "front) with gremlinpython's Client, GraphBinary: "
         f"{via['bytecode']} sent as bytecode, {via['script']} as scripts. "
         f"**{passed}/{total} pass ({100 * passed / total:.1f} %)** in {seconds:.0f} s. "
         f"The same run with GraphSON 3: {passed_gs}/{len(graphson)} pass"
@@ -73,7 +84,9 @@ def render(
             if differ
             else ", the same scenarios"
         )
-        + ".\n\n"
+        + f". On graphersal in-process (no guard, no wire) {sum(o.passed for o in in_process)}"
+        f"/{len(in_process)} pass; of those, {len(lost(outcomes, in_process))} fail through "
+        f"the front with GraphBinary and {len(lost(graphson, in_process))} with GraphSON.\n\n"
         + table(["graph", "scenarios", "pass"], graph_rows)
         + "\n\nFailures by cause:\n\n"
         + table(["cause", "scenarios"], fail_rows)
@@ -95,7 +108,8 @@ def main() -> None:
     outcomes = run_suite(rows, graphs)
     seconds = time.perf_counter() - started
     graphson = run_suite(rows, graphs, GraphSONSerializersV3d0)
-    text = render(outcomes, graphson, excluded, seconds)
+    in_process = run_in_process(rows, graphs)
+    text = render(outcomes, graphson, in_process, excluded, seconds)
     print(text)
     if args.write:
         write_section(HEADING, text)

@@ -77,6 +77,7 @@ class BackendTable(Table):
     cypher: str = ""
     gremlin: str = ""
     gremlin_data: list[str] = []
+    gremlin_graphs: dict[str, str] = {}
     gremlin_user: str = ""
     gremlin_password_env: str = ""
     user: str = ""
@@ -89,6 +90,17 @@ class BackendTable(Table):
     tls_verify: bool = True
     tls_ca: str = ""
     sql: str = ""
+
+    @field_validator("gremlin_graphs")
+    @classmethod
+    def _source_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name == "g":
+                raise ValueError(
+                    f"{name!r} is not a traversal source name (an identifier other than g, "
+                    "which stays the default graph)"
+                )
+        return value
 
 
 class GuardTable(Table):

@@ -111,9 +111,13 @@ async def _serve(config: Config) -> int:
             print(f"query-guard listening on http://{server.http.host}:{server.http.port}",
                   flush=True)  # fmt: skip
         if server.gremlin is not None:
+            service = server.gremlin_service
+            named = "".join(
+                f", {name} -> {graph.backend.description}" for name, graph in service.graphs.items()
+            )
             print(
                 f"query-guard listening on ws://{server.gremlin.host}:{server.gremlin.port}"
-                f"/gremlin -> {server.gremlin_service.backend.description}",
+                f"/gremlin -> {service.backend.description}{named}",
                 flush=True,
             )
         await stopping

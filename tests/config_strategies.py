@@ -17,6 +17,7 @@ SECTIONS = ("server", "backend", "guard", "audit", "compat", "repair", "limits")
 TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=8)
 NAME = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=8)
 DIALECTS = st.sampled_from(["postgres", "sqlite", "duckdb", "mysql", "tsql"])
+SOURCES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True).filter(lambda n: n != "g")
 
 
 def _bounds(metadata: list[Any]) -> tuple[float | None, float | None]:
@@ -34,6 +35,8 @@ def _bounds(metadata: list[Any]) -> tuple[float | None, float | None]:
 def _strategy(key: str, annotation: Any, metadata: list[Any]) -> st.SearchStrategy[Any]:
     if key == "sql_dialect":
         return DIALECTS
+    if key == "gremlin_graphs":  # traversal source names: identifiers
+        return st.dictionaries(SOURCES, TEXT, max_size=3)
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Literal:
         return st.sampled_from(args)

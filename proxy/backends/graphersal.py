@@ -182,7 +182,9 @@ class GraphersalBackend:
 
 
 def to_gremlin(value: Any, int_ids: bool = False) -> Any:
-    """graphersal's result values as gremlinpython's structure types."""
+    """graphersal's result values as gremlinpython's structure types; a vector (no Gremlin
+    type) as its list of numbers, a duration with months (`Interval`, which TinkerPop's
+    Duration cannot hold) as its ISO 8601 text."""
     if isinstance(value, gs.Vertex | JsonVertex):
         return Vertex(_id(value.id, int_ids), value.label)
     if isinstance(value, gs.Edge | JsonEdge):
@@ -192,6 +194,12 @@ def to_gremlin(value: Any, int_ids: bool = False) -> Any:
         return [to_gremlin(v, int_ids) for v in value]
     if isinstance(value, dict):
         return {_key(k, int_ids): to_gremlin(v, int_ids) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return {_key(v, int_ids) for v in value}
+    if isinstance(value, gs.Vector):
+        return value.tolist()
+    if isinstance(value, gs.Interval):
+        return value.to_iso()
     return value
 
 

@@ -1,15 +1,18 @@
 """What the Gremlin front reads from a request and writes into a response, beside the
 protocol (`query_guard.gremlin.wire`): the bindings and the client's question a bytecode carries,
-the block message, the findings as status attributes, and a refusal (`Rejected`)."""
+the traversal source the request's aliases name, the block message, the findings as status
+attributes, and a refusal (`Rejected`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
 from query_guard.gremlin import wire
 from query_guard.model import Finding, Severity, Verdict
+from query_guard.run.runner import Route
 from query_guard.run.status import REQUEST_INVALID, UNKNOWN_ERROR
 
 # the audit line's `error` of a refusal that no finding or backend code explains
@@ -61,6 +64,25 @@ def take_question(bytecode: Bytecode) -> tuple[Bytecode, str | None]:
     out.step_instructions = list(bytecode.step_instructions)
     out.bindings = dict(bytecode.bindings)
     return out, question
+
+
+def traversal_source(args: Mapping[str, Any], route: Route | None) -> str | None:
+    """The named graph a request's `aliases` (`{"g": "gmodern"}`) picks, None for the default
+    `g`; `Rejected` (499, as Gremlin Server answers an alias it has no graph for) when no graph
+    of that name is served here."""
+    aliases = args.get("aliases")
+    source = aliases.get("g") if isinstance(aliases, Mapping) else None
+    if not isinstance(source, str) or source == "g":
+        return None
+    graphs = (route.graphs or {}) if route is not None else {}
+    if source not in graphs:
+        served = ", ".join(["g", *sorted(graphs)])
+        raise Rejected(
+            wire.INVALID_REQUEST_ARGUMENTS,
+            f"Could not alias [g] to [{source}]: no traversal source named {source!r} is "
+            f"served here (traversal sources: {served}; more with [backend] gremlin_graphs)",
+        )
+    return source
 
 
 def status_attributes(findings: list[Finding]) -> dict[str, Any]:

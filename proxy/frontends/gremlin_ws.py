@@ -9,6 +9,10 @@ v1 or GraphSON v3, see `query_guard.gremlin.wire`) and Gremlin Server's HTTP for
 * `bytecode` — read into the same AST (lambdas refused), printed canonically, guarded the same
   way; results are sent as traversers.
 
+The request's `aliases` (`{"g": "gmodern"}`) pick the graph: `g` is the configured one, other
+names the graphs of `[backend] gremlin_graphs`, each guarded with its own catalog; another
+name is answered 499.
+
 * `authentication` — when the front has an `authenticate` check (`[server] users`): a request
   on a connection that has not authenticated is answered 407; the client sends SASL PLAIN
   (`sasl` = base64 of `\\0user\\0password`) under the same request id; the original request
@@ -52,6 +56,7 @@ from query_guard.frontends.gremlin_requests import (
     bytecode_bindings,
     status_attributes,
     take_question,
+    traversal_source,
 )
 from query_guard.gremlin import wire
 from query_guard.gremlin.bytecode import from_bytecode
@@ -298,6 +303,7 @@ class GremlinFrontend:
             raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, "authentication is not configured")
         if req.op not in ("eval", "bytecode"):
             raise Rejected(wire.INVALID_REQUEST_ARGUMENTS, f"op {req.op!r} is not supported")
+        query.database = traversal_source(req.args, self._runner.routes.get("gremlin"))
         gremlin = req.args.get("gremlin")
         bindings = req.args.get("bindings") or {}
         if not isinstance(bindings, Mapping):

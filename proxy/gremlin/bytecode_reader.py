@@ -3,7 +3,10 @@
 Every node gets the synthetic span (0, 0). The reader is the inverse of
 `query_guard.gremlin.bytecode.to_bytecode`: AST -> bytecode -> AST prints the same canonical text.
 Lambdas (a Python function in the bytecode, a GraphSON `g:Lambda`, a `Lambda`-named object)
-raise `GremlinScriptError`; other foreign objects raise `BytecodeError`.
+raise `GremlinScriptError`; other foreign objects raise `BytecodeError`. An element a client
+puts into its bytecode (`g.E(edge)`, `is(vertex)`, `withSideEffect("a", vertex)`) stands for
+its id, as Gremlin Server reads `g.V(vertex)`; a property for its value, a path for its
+objects.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from aenum import Enum as _AEnum
 from gremlin_python import statics
 from gremlin_python.process import traversal as _tv
 from gremlin_python.process.traversal import Binding, Bytecode, P, TextP, TraversalStrategy
+from gremlin_python.structure.graph import Element, Path, Property
 
 from query_guard.gremlin import lexicon as lx
 from query_guard.gremlin.ast import (
@@ -161,6 +165,12 @@ class BytecodeReader:
             return DateTimeLit(NO_SPAN, value)
         if isinstance(obj, _uuid.UUID):
             return UUIDLit(NO_SPAN, obj)
+        if isinstance(obj, Element):
+            return self.value(obj.id)
+        if isinstance(obj, Property):
+            return self.value(obj.value)
+        if isinstance(obj, Path):
+            return self.value(list(obj.objects))
         raise BytecodeError(f"cannot read {type(obj).__name__} from bytecode")
 
     def integer(self, value: int) -> Literal:

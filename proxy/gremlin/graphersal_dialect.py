@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gremlin_python.structure.graph import Element
+from gremlin_python.structure.graph import Element, Path, Property
 
 from query_guard.gremlin import ast
 from query_guard.gremlin.lexicon import WITH_OPTION_KEYS
@@ -144,7 +144,8 @@ class _Printer:
 
 def value(v: Any) -> str:
     """A Python value (a binding the engine cannot take as a parameter) as a literal; an
-    element stands for its id, as Gremlin Server accepts `g.V(vertex)`."""
+    element stands for its id, as Gremlin Server accepts `g.V(vertex)`, a property for its
+    value and a path for its objects."""
     if isinstance(v, str):
         return quote(v)
     if v is None:
@@ -163,6 +164,10 @@ def value(v: Any) -> str:
         return "#{" + ", ".join(f"{quote(k)}: {value(i)}" for k, i in v.items()) + "}"
     if isinstance(v, Element):
         return value(v.id)
+    if isinstance(v, Property):
+        return value(v.value)
+    if isinstance(v, Path):
+        return value(list(v.objects))
     if isinstance(v, dt.datetime):
         moment = v if v.tzinfo is not None else v.replace(tzinfo=dt.UTC)
         return f"datetime({quote(moment.isoformat().replace('+00:00', 'Z'))})"

@@ -9,11 +9,13 @@ them, the way Gremlin Server does. Everything here is pure: bytes in, objects ou
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import struct
 import uuid
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from gremlin_python import statics
@@ -225,10 +227,10 @@ def encode_response(
     responses without one)."""
     attributes = attributes or {}
     meta: dict[str, Any] = {}
-    data = widen_integers(data)
+    data = writable(data)
     if mime.split(";")[0] == GRAPHBINARY:
         return _graphbinary_response(request_id, code, data, message, attributes, meta)
-    writer = graphsonV3d0.GraphSONWriter({Path: _PathWriter})
+    writer = graphsonV3d0.GraphSONWriter({Path: _PathWriter, statics.BigDecimal: _BigDecimalWriter})
     body = {
         "requestId": str(request_id) if request_id else None,
         "status": {"code": code, "message": message, "attributes": writer.to_dict(attributes)},
@@ -245,10 +247,16 @@ class HashableList(list):  # type: ignore[type-arg]
         return hash(tuple(self))
 
 
-def widen_integers(value: Any) -> Any:
-    """Values as gremlinpython's writers need them: ints beyond Int32 as its `long` (Int64) or
-    `bigint` (BigInteger) — a plain int is written as an Int32 and fails when wider — and
-    tuples (map keys) as lists."""
+def writable(value: Any) -> Any:
+    """A result as gremlinpython's writers can write it, nothing dropped:
+
+    * ints beyond Int32 as its `long` (Int64) or `bigint` (BigInteger) — a plain int is
+      written as an Int32 and fails when wider;
+    * tuples (map keys) as lists, frozensets as sets;
+    * a `Decimal` as TinkerPop's BigDecimal;
+    * a date or a time of day (no GraphBinary v1 / GraphSON 3 type holds one alone) as its
+      ISO 8601 text, as `datetime.date.isoformat()` writes it.
+    """
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -256,18 +264,67 @@ def widen_integers(value: Any) -> Any:
             return value
         return statics.long(value) if -(2**63) <= value < 2**63 else statics.bigint(value)
     if isinstance(value, list):
-        return [widen_integers(v) for v in value]
+        return [writable(v) for v in value]
     if isinstance(value, tuple):
-        return HashableList(widen_integers(v) for v in value)
-    if isinstance(value, set):
-        return {widen_integers(v) for v in value}
+        return HashableList(writable(v) for v in value)
+    if isinstance(value, set | frozenset):
+        return {writable(v) for v in value}
     if isinstance(value, dict):
-        return type(value)((widen_integers(k), widen_integers(v)) for k, v in value.items())
+        return type(value)((writable(k), writable(v)) for k, v in value.items())
     if isinstance(value, Traverser):
-        return Traverser(widen_integers(value.object), value.bulk)
+        return Traverser(writable(value.object), value.bulk)
     if isinstance(value, Path):
-        return Path(value.labels, [widen_integers(v) for v in value.objects])
+        return Path(value.labels, [writable(v) for v in value.objects])
+    if isinstance(value, Decimal):
+        return _big_decimal(value)
+    if isinstance(value, dt.date | dt.time) and not isinstance(value, dt.datetime):
+        return value.isoformat()
     return value
+
+
+def _big_decimal(value: Decimal) -> statics.BigDecimal:
+    if not value.is_finite():
+        raise TypeError(f"{value} has no BigDecimal form")
+    sign, digits, exponent = value.as_tuple()
+    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    return statics.BigDecimal(-int(exponent), unscaled)
+
+
+class _DurationWriter(graphbinaryV1.DurationIO):
+    """GraphBinary Duration with its days: gremlinpython's writes `timedelta.seconds`, the
+    seconds within the last day, and so drops whole days."""
+
+    @classmethod
+    def dictify(
+        cls,
+        obj: dt.timedelta,
+        writer: graphbinaryV1.GraphBinaryWriter,
+        to_extend: bytearray,
+        as_value: bool = False,
+        nullable: bool = True,
+    ) -> bytearray:
+        cls.prefix_bytes(cls.graphbinary_type, as_value, nullable, to_extend)
+        seconds = obj.days * 86_400 + obj.seconds
+        graphbinaryV1.LongIO.dictify(seconds, writer, to_extend, True, False)
+        graphbinaryV1.IntIO.dictify(obj.microseconds * 1000, writer, to_extend, True, False)
+        return to_extend
+
+
+class _StrictWriter(graphbinaryV1.GraphBinaryWriter):
+    """gremlinpython's GraphBinary writer, refusing a type it has no serializer for: its own
+    writes nothing for one, which leaves the client reading a broken frame."""
+
+    def __init__(self) -> None:
+        super().__init__({dt.timedelta: _DurationWriter})
+
+    def to_dict(self, obj: Any, to_extend: bytearray | None = None) -> Any:
+        if (
+            obj is not None
+            and type(obj) not in self.serializers
+            and not any(isinstance(obj, kind) for kind in self.serializers)
+        ):
+            raise TypeError(f"GraphBinary has no type for {type(obj).__name__} {obj!r:.80}")
+        return super().to_dict(obj, to_extend)
 
 
 class _PathWriter:
@@ -280,6 +337,14 @@ class _PathWriter:
         return {"@type": "g:Path", "@value": body}
 
 
+class _BigDecimalWriter:
+    """GraphSON 3 `gx:BigDecimal` (gremlinpython's writer reads a `.value` the type lacks)."""
+
+    @classmethod
+    def dictify(cls, n: statics.BigDecimal, writer: graphsonV3d0.GraphSONWriter) -> dict[str, Any]:
+        return {"@type": "gx:BigDecimal", "@value": str(n.value)}
+
+
 def _graphbinary_response(
     request_id: uuid.UUID | None,
     code: int,
@@ -288,7 +353,7 @@ def _graphbinary_response(
     attributes: dict[str, Any],
     meta: dict[str, Any],
 ) -> bytes:
-    writer = graphbinaryV1.GraphBinaryWriter()
+    writer = _StrictWriter()
     out = bytearray(b"\x81")
     if request_id is None:
         out += b"\x01"

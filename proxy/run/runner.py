@@ -60,10 +60,13 @@ class Unserved:
 
 @dataclass(frozen=True)
 class Route:
-    """One language: its guard and how its judged queries run."""
+    """One language: its guard and how its judged queries run; `graphs` (Gremlin's traversal
+    sources) are named graphs of the language with their own route, picked by the request's
+    `database` (None: the language's requests name no graph, `database` goes to the backend)."""
 
     guard: GuardCall
     execution: Execution
+    graphs: Mapping[str, Route] | None = None
 
 
 class Runner:
@@ -84,9 +87,21 @@ class Runner:
         self.on_query = on_query
         self.on_result = on_result
 
-    async def judge(self, language: str, text: str, parameters: dict[str, Any]) -> Verdict:
+    def route(self, language: str, database: str | None = None) -> Route | None:
+        """The route of `language`, or of its graph named `database` when the language has
+        named graphs (None: no such language or graph here)."""
+        route = self.routes.get(language)
+        if route is None or database is None or route.graphs is None:
+            return route
+        return route.graphs.get(database)
+
+    async def judge(
+        self, language: str, text: str, parameters: dict[str, Any], database: str | None = None
+    ) -> Verdict:
         """The guard's verdict within `[limits]` (raises what the guard raises)."""
-        route = self.routes[language]
+        route = self.route(language, database)
+        if route is None:
+            raise KeyError(f"no {language} graph {database!r}")
         prepare = getattr(route.execution, "prepare", None)
         if prepare is not None:
             await prepare()
@@ -109,14 +124,15 @@ class Runner:
             self._emit(record)
 
     async def _run(self, req: QueryRequest, record: dict[str, Any], started: float) -> Outcome:
-        route = self.routes.get(req.language)
+        route = self.route(req.language, req.database)
         if route is None:
             verdict = Verdict(Action.ALLOW, req.text, (), req.text)
-            error = BackendError(f"no {req.language} database behind this proxy")
+            what = "database" if req.language not in self.routes else f"graph {req.database!r}"
+            error = BackendError(f"no {req.language} {what} behind this proxy")
             record.update(action="error", error=error.code)
             return Outcome(verdict, error=error)
         try:
-            verdict = await self.judge(req.language, req.text, req.parameters)
+            verdict = await self.judge(req.language, req.text, req.parameters, req.database)
         except Exception:  # fail closed: a query the guard could not judge is not forwarded
             log.exception("%s: the guard raised on a query", req.front)
             record.update(action="error", guard_ms=elapsed_ms(started), error=UNKNOWN_ERROR)
@@ -134,7 +150,7 @@ class Runner:
 
         async def judge_again(text: str, parameters: dict[str, Any]) -> Verdict:
             """Repair candidates pass the same guard within the same limits."""
-            return await self.judge(req.language, text, parameters)
+            return await self.judge(req.language, text, parameters, req.database)
 
         outcome = await route.execution.execute(req, verdict, judge_again, record)
         record.update(backend_ms=elapsed_ms(began), final_query=outcome.ran,
