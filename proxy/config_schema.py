@@ -203,6 +203,14 @@ class LimitsTable(Table):
     max_connections_per_client: Off = 200
 
 
+class PlanTable(Table):
+    """`[plan]`: plan validation (proxy/plan.py): named routes -> language, and bounds."""
+
+    routes: dict[str, Literal["cypher", "gremlin", "sql"]] = {}
+    max_depth: Positive = 8
+    max_branches: Positive = 32
+
+
 _BOUND_TYPES = (str, int, float, _dt.date)  # datetime is a date
 
 
@@ -260,6 +268,7 @@ class ConfigFile(Table):
     repair: RepairTable = RepairTable()
     limits: LimitsTable = LimitsTable()
     experience: ExperienceTable = ExperienceTable()
+    plan: PlanTable = PlanTable()
     gremlin: GremlinTable = GremlinTable()
     rules: dict[str, dict[str, Any]] = {}
 
