@@ -211,6 +211,14 @@ class PlanTable(Table):
     max_branches: Positive = 32
 
 
+class ExportTable(Table):
+    """`[export]`: `query-guard export` (proxy/export/): what is left out of the files."""
+
+    exclude_labels: list[Name] = []  # node labels and relationship types
+    exclude_properties: list[Name] = []  # `name` (everywhere) or `Label.name`
+    page_size: Positive = 5000
+
+
 _BOUND_TYPES = (str, int, float, _dt.date)  # datetime is a date
 
 
@@ -269,6 +277,7 @@ class ConfigFile(Table):
     limits: LimitsTable = LimitsTable()
     experience: ExperienceTable = ExperienceTable()
     plan: PlanTable = PlanTable()
+    export: ExportTable = ExportTable()
     gremlin: GremlinTable = GremlinTable()
     rules: dict[str, dict[str, Any]] = {}
 
