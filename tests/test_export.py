@@ -121,6 +121,31 @@ def test_redaction_leaves_out_labels_types_and_properties(
     assert [r["type"] for r in schema["relationships"]] == ["FOLLOWS"]
 
 
+def test_every_served_graph_gets_a_folder(
+    tmp_path: Path, movies_url: str, fresh_movie_graph: tuple[str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    copy, _ = fresh_movie_graph
+    served = f'[backend]\ncypher = "{movies_url}"\ndatabases = ["movies", "{copy}"]\n'
+    out = tmp_path / "out"
+    assert main(["export", "--out", str(out), "--config", str(_config(tmp_path, served))]) == 0
+    for name in ("movies", copy):
+        nodes, _ = read_export(out / name)
+        assert {k: len(v) for k, v in nodes.items()} == {"Movie": 38, "Person": 133}
+    assert f"`{copy}/`: 171 node lines, 253 relationships" in (out / "README.md").read_text()
+    assert main(["export", "--out", str(tmp_path / "one"), "--database", "movies",
+                 "--config", str(_config(tmp_path, served))]) == 0  # fmt: skip
+    assert (tmp_path / "one" / "nodes" / "Person.jsonl").exists()
+    missing = served.replace(copy, "no_such_graph")
+    code = main(["export", "--out", str(tmp_path / "x"), "--config",
+                 str(_config(tmp_path, missing))])  # fmt: skip
+    assert code == 2
+    assert "export failed: graph 'no_such_graph':" in capsys.readouterr().err
+    assert main(["export", "--out", str(tmp_path / "y"), "--database", "nope",
+                 "--config", str(_config(tmp_path, served))]) == 2  # fmt: skip
+    assert "'nope' is not served here; [backend] databases: movies" in capsys.readouterr().err
+
+
 def test_a_bolt_server_arcadedb(tmp_path: Path, arcadedb_server: Any) -> None:
     user, password = arcadedb_server.auth
     host = arcadedb_server.url.split("://", 1)[1]

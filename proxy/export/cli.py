@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from query_guard.backends.base import BackendError
 from query_guard.config import HOME_ALIASES, Config, load_config, served_databases
 from query_guard.errors import ConfigError
 from query_guard.export.layout import Redaction, file_stem
@@ -74,6 +75,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_export_cypher(config, url, bool(args.uri), names, out, redaction,
                                           page))  # fmt: skip
+    except (OSError, BackendError) as exc:
+        print(f"query-guard: export failed: {exc}", file=sys.stderr)
+        return 2
     finally:
         if embedded is not None:
             embedded.stop()
@@ -91,7 +95,10 @@ async def _export_cypher(config: Config, url: str, given: bool, names: list[str 
         for name in names:
             where = out / file_stem(name) if len(names) > 1 and name else out
             source = CypherSource(backend, name, page)
-            parts[name or "graph"] = await _one(source, where, name or "graph", redaction)
+            try:
+                parts[name or "graph"] = await _one(source, where, name or "graph", redaction)
+            except BackendError as exc:
+                raise BackendError(f"graph {name or 'graph'!r}: {exc.message}") from None
         if len(names) > 1:
             index(out, parts)
     finally:
