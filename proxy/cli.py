@@ -1,4 +1,5 @@
-"""The `query-guard` command: `check`, `schema`, `serve`, `hash-password` (DESIGN §8)."""
+"""The `query-guard` command: `check`, `schema`, `serve`, `hash-password`, `experience`,
+`export` (DESIGN §8)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from query_guard.cli_schema import add_parser as add_schema_parser
 from query_guard.config import Config, load_config
 from query_guard.errors import ConfigError, PluginError, QueryGuardError, SchemaFormatError
 from query_guard.experience import cli as experience_cli
+from query_guard.export import cli as export_cli
 from query_guard.model import Action, Verdict
 from query_guard.pipeline import build_guard
 from query_guard.plugins import builtin_rule_names
@@ -96,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     hashing.add_argument("--user", help='print a TOML line `NAME = "<hash>"` for [server] users')
     hashing.set_defaults(func=_cmd_hash_password)
     experience_cli.add_parser(sub)
+    export_cli.add_parser(sub)
     return parser
 
 

@@ -27,6 +27,7 @@ FAMILIES: dict[str, str] = {
     "COMPAT": "compatibility with Neo4j-only client libraries (answered or rewritten by the proxy)",
     "GUARD": "the guard itself",
     "REPAIR": "the execution-triggered repair loop",
+    "PLAN": "plan validation (`/v1/plan/validate`, MCP `validate_plan`; SEGRA)",
 }
 
 
@@ -152,6 +153,15 @@ CODES: dict[str, Code] = {
         "warning",
         "a speculative repair returned rows but was not applied (no opt-in); hint: the query",
     ),
+    "PLAN.EMPTY": Code("error", "a plan without branches, or a branch without a query or id"),
+    "PLAN.SIZE": Code("error", "more branches than `[plan] max_branches`"),
+    "PLAN.DUPLICATE_ID": Code("error", "two or more branches share an id"),
+    "PLAN.UNKNOWN_DEPENDENCY": Code("error", "`depends_on` names an id no branch has"),
+    "PLAN.UNKNOWN_ROUTE": Code(
+        "error", "a route that is neither a language served here nor in `[plan] routes`"
+    ),
+    "PLAN.CYCLE": Code("error", "branches that depend on each other in a circle (the path)"),
+    "PLAN.DEPTH": Code("error", "a dependency chain deeper than `[plan] max_depth` branches"),
 }
 
 

@@ -3,8 +3,8 @@
 (`conf.toml:12: guard.default_limit: must be int, got 'x'`).
 
 `conf/query-guard.toml` documents every key (a test keeps the two in step). Consumers read
-`Config`: the `server` / `backend` / `audit` / `repair` / `limits` / `experience` tables as
-Mappings, the
+`Config`: the `server` / `backend` / `audit` / `repair` / `limits` / `experience` / `plan` /
+`export` tables as Mappings, the
 pipeline's `GuardSettings` and `CompatSettings`, `rule_options(rule)`.
 """
 
@@ -24,6 +24,8 @@ from query_guard.config_schema import (
     DEFAULT_ALLOWED_PROCEDURES,
     ConfigFile,
     ExperienceTable,
+    ExportTable,
+    PlanTable,
     Table,
     describe_all,
     dotted,
@@ -100,6 +102,8 @@ class Config:
     compat: CompatSettings = field(default_factory=CompatSettings)
     limits: Mapping[str, Any] = field(default_factory=dict)
     experience: Mapping[str, Any] = field(default_factory=lambda: _dump(ExperienceTable()))
+    plan: Mapping[str, Any] = field(default_factory=lambda: _dump(PlanTable()))
+    export: Mapping[str, Any] = field(default_factory=lambda: _dump(ExportTable()))
     text: str = field(default="", repr=False, compare=False)  # the TOML, to locate keys
 
     def rule_options(self, rule: str) -> Mapping[str, Any]:
@@ -159,6 +163,8 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>", text: str = "")
         compat=CompatSettings(**_dump(model.compat)),
         limits=limits,
         experience=_dump(model.experience),
+        plan=_dump(model.plan),
+        export=_dump(model.export),
         text=text,
     )
 

@@ -215,6 +215,22 @@ class LimitsTable(Table):
     max_connections_per_client: Off = 200
 
 
+class PlanTable(Table):
+    """`[plan]`: plan validation (proxy/plan.py): named routes -> language, and bounds."""
+
+    routes: dict[str, Literal["cypher", "gremlin", "sql"]] = {}
+    max_depth: Positive = 8
+    max_branches: Positive = 32
+
+
+class ExportTable(Table):
+    """`[export]`: `query-guard export` (proxy/export/): what is left out of the files."""
+
+    exclude_labels: list[Name] = []  # node labels and relationship types
+    exclude_properties: list[Name] = []  # `name` (everywhere) or `Label.name`
+    page_size: Positive = 5000
+
+
 _BOUND_TYPES = (str, int, float, _dt.date)  # datetime is a date
 
 
@@ -272,6 +288,8 @@ class ConfigFile(Table):
     repair: RepairTable = RepairTable()
     limits: LimitsTable = LimitsTable()
     experience: ExperienceTable = ExperienceTable()
+    plan: PlanTable = PlanTable()
+    export: ExportTable = ExportTable()
     gremlin: GremlinTable = GremlinTable()
     rules: dict[str, dict[str, Any]] = {}
 

@@ -21,6 +21,7 @@ from query_guard.experience.library import open_experience
 from query_guard.metrics import Metrics, fan_out
 from query_guard.model import Finding, Verdict
 from query_guard.pipeline import Guard, build_guard
+from query_guard.plan import PlanRules
 from query_guard.repair.model import RepairSettings
 from query_guard.repair.repairer import build_repairer
 from query_guard.run.cypher import CypherExecution
@@ -313,8 +314,10 @@ class ProxyServer:
         from query_guard.service import QueryService
 
         assert self.guard is not None
+        plan = self.config.plan
+        rules = PlanRules(int(plan["max_depth"]), int(plan["max_branches"]), dict(plan["routes"]))
         return QueryService(self.guard, self.backend, sql=self.sql, runner=self.runner,
-                            experience=self.experience)  # fmt: skip
+                            experience=self.experience, plan=rules)  # fmt: skip
 
     async def _readiness(self) -> dict[str, Any]:
         """/ready: the backend answers `RETURN 1`, and whether a schema is loaded (with the

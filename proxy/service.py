@@ -10,13 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from query_guard import plan
 from query_guard.backends.base import BackendError
 from query_guard.model import Verdict
 from query_guard.pipeline import Guard
+from query_guard.plan import PlanRules
 from query_guard.run.cuts import collect
 from query_guard.run.cypher import CypherExecution
 from query_guard.run.gremlin import plain
-from query_guard.run.guard_pool import GuardPool
+from query_guard.run.guard_pool import GuardPool, blocked
 from query_guard.run.guards import LanguageGuard, Note
 from query_guard.run.limits import Limits
 from query_guard.run.record import OnQuery
@@ -61,8 +63,10 @@ class QueryService:
         note: Note | None = None,  # a finding for every verdict let through (SCH.NO_SCHEMA)
         runner: Runner | None = None,
         experience: Any = None,  # the experience library (examples, feedback), when on
+        plan: PlanRules | None = None,  # `[plan]`: routes and bounds of validated plans
     ) -> None:
         self.guard = guard
+        self.plan = plan or PlanRules()
         self.experience = experience
         self.backend = backend
         self.sql = sql
@@ -85,6 +89,21 @@ class QueryService:
     ) -> Verdict:
         """The guard's verdict, within `[limits]`, without running anything."""
         return await self.runner.judge(language, text, dict(parameters or {}))
+
+    async def validate_plan(self, raw: Any) -> dict[str, Any]:
+        """A plan's answer (`query_guard.plan`): its structure, then every branch's query
+        through the guard in the route's language (raises `PlanShapeError`)."""
+        branches = plan.parse_plan(raw)
+        errors = plan.structure_errors(branches, self.plan)
+        verdicts: dict[int, Verdict] = {}
+        if not any(e.code == "PLAN.SIZE" for e in errors):
+            for n, branch, language in plan.judged(branches, self.plan):
+                try:
+                    verdicts[n] = await self.check(branch.query, language)
+                except Exception:  # fail closed, as the runner does
+                    verdicts[n] = blocked(branch.query, "GUARD.RULE_ERROR",
+                                          "the query guard failed on this query")  # fmt: skip
+        return plan.answer(branches, errors, verdicts)
 
     async def run(
         self,

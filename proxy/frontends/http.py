@@ -43,6 +43,7 @@ from query_guard.frontends.http_answers import (
 )
 from query_guard.frontends.http_auth import USER, AuthHook, HttpAuth
 from query_guard.frontends.http_experience import examples_for, examples_wanted, feedback
+from query_guard.frontends.http_plan import validate_plan
 from query_guard.frontends.http_policy import McpBodyGuard, RequestPolicy
 from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
 from query_guard.frontends.http_tx import HttpTransactions
@@ -110,6 +111,7 @@ class HttpFrontend:
         r.add_get("/v1/schema", self._schema)
         r.add_get("/v1/context", self._context)
         r.add_post("/v1/feedback", self._feedback)
+        r.add_post("/v1/plan/validate", self._validate_plan)
         r.add_post("/db/{db}/query/v2", self._query_v2)
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
         self.transactions = HttpTransactions(
@@ -241,6 +243,9 @@ class HttpFrontend:
 
     async def _feedback(self, request: web.Request) -> web.Response:
         return await feedback(request, self.service.experience)
+
+    async def _validate_plan(self, request: web.Request) -> web.Response:
+        return await validate_plan(request, self.service)
 
     async def _openapi(self, request: web.Request) -> web.Response:
         from query_guard.frontends.openapi import document

@@ -22,6 +22,7 @@ from query_guard.frontends.json_values import to_json
 from query_guard.frontends.mcp_sdk import annotations, new_server, tool_result
 from query_guard.grounding_context import context_text, schema_text
 from query_guard.model import Severity, Verdict
+from query_guard.plan import PlanShapeError
 from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
 from query_guard.service import QueryService
 
@@ -103,6 +104,20 @@ def build_mcp(
             return tool_result({"error": "language must be 'cypher', 'gremlin' or 'sql'"},
                                error=True)  # fmt: skip
         return tool_result(_verdict(await service.check(query, language)))
+
+    @app.tool(description="Check a multi-step plan before running any of it: plan = "
+                          '{"branches": [{"id", "route", "depends_on": [ids], "query"}]}, '
+                          "route: cypher, gremlin, sql or a configured route name. Reports "
+                          "duplicate ids, unknown dependencies or routes, cycles (with the "
+                          "path), chains too deep, empty queries, and each branch's guard "
+                          "verdict; valid is true when nothing needs fixing.",
+              annotations=annotations(title="Validate plan", read_only=True))  # fmt: skip
+    async def validate_plan(plan: dict[str, Any]) -> CallToolResult:
+        try:
+            answer = await service.validate_plan(plan)
+        except PlanShapeError as exc:
+            return tool_result({"error": str(exc)}, error=True)
+        return tool_result(answer)  # an invalid plan is an answer, not a failed call
 
     @app.tool(description=f"Run a Cypher read query with optional parameters ({mode}; a LIMIT "
                           "is added when missing; reversed arrows are fixed). Returns rows and "

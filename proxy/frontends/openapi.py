@@ -78,6 +78,36 @@ _V2 = {
         "queryGuard": {"$ref": "#/components/schemas/Verdict"},
     },
 }
+_STR = {"type": "string"}
+_PLAN = {
+    "type": "object",
+    "required": ["branches"],
+    "properties": {"branches": {"type": "array", "items": {
+        "type": "object",
+        "required": ["id", "route", "query"],
+        "properties": {"id": _STR, "route": _STR, "query": _STR,
+                       "depends_on": {"type": "array", "items": _STR}},
+    }}},
+}  # fmt: skip
+_PLAN_ANSWER = {
+    "type": "object",
+    "required": ["valid", "errors", "branches"],
+    "properties": {
+        "valid": {"type": "boolean"},
+        "errors": {"type": "array", "items": {
+            "type": "object", "required": ["branch", "code", "message"],
+            "properties": {"branch": {"type": ["string", "null"]}, "code": _STR,
+                           "message": _STR},
+        }},
+        "branches": {"type": "array", "items": {
+            "type": "object", "required": ["id", "action", "query", "findings"],
+            "properties": {"id": _STR, "query": _STR,
+                           "action": {"enum": ["allow", "rewrite", "block", "unchecked"]},
+                           "findings": {"type": "array",
+                                        "items": {"$ref": "#/components/schemas/Finding"}}},
+        }},
+    },
+}  # fmt: skip
 _TYPED = "application/vnd.neo4j.query"
 ACCESS_MODES = ("READ", "WRITE")  # the legacy endpoint's Access-Mode header (others: 400)
 _ERR = {"$ref": "#/components/schemas/Errors"}
@@ -213,6 +243,13 @@ def document() -> dict[str, Any]:
                                   "weight": {"type": "number"}}, ["id", "outcome"]),
                                   "what changed"),
                               **_errors("400", "401", "404", "415")},
+            }},
+            "/v1/plan/validate": {"post": {
+                "summary": "Check a plan's branches (a DAG of queries) without running them",
+                "requestBody": _body(_PLAN),
+                "responses": {"200": _json(_PLAN_ANSWER, "valid, errors, and each branch's "
+                                                         "verdict"),
+                              **_errors("400", "401", "415")},
             }},
             "/db/{db}/query/v2": {"post": {
                 "summary": "Neo4j Query API v2 (typed JSON with Accept: " + _TYPED + ")",

@@ -21,7 +21,7 @@ from query_guard.config import parse_config
 from query_guard.errors import ConfigError
 from query_guard.runner import ProxyThread
 from tests.corpora import DATA, corpus
-from tests.test_gremlin_front_values import SERIALIZERS
+from tests.protocol.test_gremlin_front_values import SERIALIZERS
 
 CREW = corpus("gremlin", "graphs") / "tinkerpop-crew.json"
 

@@ -87,6 +87,14 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "sql_write": ("read_sql", {"query": "DELETE FROM customers"}),
             "sql_endless": ("read_sql", {"query": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
                                          "SELECT x + 1 FROM c) SELECT count(*) FROM c"}),
+            "plan": ("validate_plan", {"plan": {"branches": [
+                {"id": "a", "route": "cypher", "depends_on": ["b"],
+                 "query": "MATCH (m:Movie)-[:ACTED_IN]->(p:Person) RETURN p.name"},
+                {"id": "b", "route": "gremlin", "depends_on": ["a", "z"],
+                 "query": "g.V().hasLabel('case').drop()"}]}}),
+            "plan_ok": ("validate_plan", {"plan": {"branches": [
+                {"id": "a", "route": "sql", "query": "SELECT 1 AS one"}]}}),
+            "plan_shape": ("validate_plan", {"plan": {"branches": "a"}}),
             "sql_near": ("read_sql", {"query": NEAR_LITERAL}),
             "sql_near_asked": ("read_sql", {"query": NEAR_LITERAL,
                                             "question": "Who is the contact Anders?"}),
@@ -102,13 +110,29 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_tools_say_what_is_enforced(session_results: dict[str, Any]) -> None:
     tools = session_results["tools"]
     assert set(tools) == {"get_schema", "get_context", "read_cypher", "read_gremlin",
-                          "read_sql", "check_query", "report_outcome"}  # fmt: skip
+                          "read_sql", "check_query", "report_outcome",
+                          "validate_plan"}  # fmt: skip
     assert "read-only" in tools["read_cypher"].description
     assert "params" in tools["read_cypher"].inputSchema["properties"]
     feedback = tools.pop("report_outcome")  # changes the proxy's weights, never the database
     assert not feedback.annotations.readOnlyHint and feedback.annotations.openWorldHint is False
     for tool in tools.values():  # reads of a closed world: hints an agent host can act on
         assert tool.annotations.readOnlyHint and tool.annotations.openWorldHint is False
+
+
+def test_validate_plan_reports_each_error_for_the_agent(session_results: dict[str, Any]) -> None:
+    plan = session_results["plan"]
+    assert plan["valid"] is False and plan["isError"] is False  # an answer, not a failure
+    assert [(e["branch"], e["code"]) for e in plan["errors"]] == [
+        ("b", "PLAN.UNKNOWN_DEPENDENCY"), ("a", "PLAN.CYCLE"), ("b", "SEC.WRITE")]
+    assert "a -> b -> a" in plan["errors"][1]["message"]
+    rows = {b["id"]: b for b in plan["branches"]}
+    assert rows["a"]["action"] == "rewrite" and "<-[:ACTED_IN]-" in rows["a"]["query"]
+    assert rows["b"]["action"] == "block"
+    ok = session_results["plan_ok"]
+    assert ok["valid"] is True and ok["branches"][0]["action"] == "rewrite"
+    shape = session_results["plan_shape"]
+    assert shape["isError"] and "branches" in shape["error"]
 
 
 def test_server_info_names_query_guard_and_its_version(session_results: dict[str, Any]) -> None:

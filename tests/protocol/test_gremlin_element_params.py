@@ -17,7 +17,7 @@ from gremlin_python.structure.graph import Edge, Path, Vertex
 
 from query_guard.runner import ProxyThread
 from tests.corpora import DATA
-from tests.test_gremlin_front_values import SERIALIZERS, front_config
+from tests.protocol.test_gremlin_front_values import SERIALIZERS, front_config
 
 E7 = Edge(7, Vertex(1, "person"), "knows", Vertex(2, "person"))
 E11 = Edge(11, Vertex(4, "person"), "created", Vertex(3, "software"))
