@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import ValidationError
 
+from query_guard.config_describe import describe_all, dotted, key_path
 from query_guard.config_locate import KeyPath, locate
 from query_guard.config_schema import (
     DEFAULT_ALLOWED_PROCEDURES,
@@ -27,9 +28,6 @@ from query_guard.config_schema import (
     ExportTable,
     PlanTable,
     Table,
-    describe_all,
-    dotted,
-    key_path,
     keys_of,
     table_model,
 )

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_origin
 
 from pydantic import Field, ValidationError, create_model
 
-from query_guard.config_schema import Table, describe_all, did_you_mean, dotted
+from query_guard.config_describe import describe_all, did_you_mean, dotted
+from query_guard.config_schema import Table
 from query_guard.errors import ConfigError
 
 if TYPE_CHECKING:

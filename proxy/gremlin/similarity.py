@@ -30,7 +30,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from query_guard.config_schema import GremlinTable, SimilarityTable, describe, dotted
+from query_guard.config_describe import describe, dotted
+from query_guard.config_schema import GremlinTable, SimilarityTable
 from query_guard.errors import ConfigError
 from query_guard.gremlin.printer import quote
 from query_guard.schema import SchemaCatalog
