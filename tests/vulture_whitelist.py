@@ -14,6 +14,7 @@ IGNORE_DECORATORS: list[str] = [
     "@hookimpl",  # pluggy calls rule and repair hooks by name (proxy.hookspecs)
     "@app.tool",  # the MCP SDK exposes each as a tool (proxy/frontends/mcp.py)
     "@field_validator",  # pydantic runs validators by declaration
+    "@rule",  # Cypher AST builder callbacks, called by lark by rule name (proxy/cypher/builders.py)
 ]
 
 ALLOWED: dict[str, str] = {

@@ -1,16 +1,14 @@
-"""lark callbacks -> typed Cypher AST (proxy/cypher/ast.py): clauses and queries.
+"""lark callbacks -> typed Cypher AST (proxy/cypher/ast.py): scripts, queries and clauses.
 
-`CypherBuilder` is passed to lark as its inline transformer, so the AST is built during the
-LALR parse without an intermediate tree. Expression callbacks live in transform_expr.py,
-pattern callbacks in transform_pattern.py, SHOW commands in transform_show.py. Every node's
-span comes from the tokens of its rule (the parser keeps all tokens).
+One family of the AST builder's rules (builders.py assembles the families into lark's inline
+transformer): each callback declares the shape of its rule's children and reads them by name
+(build_children.py). Every node's span comes from the tokens of its rule (the parser keeps all
+tokens).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from lark import Token, Transformer, Tree
+from lark import Token
 
 from query_guard.cypher.ast import (
     BinaryOp,
@@ -40,19 +38,8 @@ from query_guard.cypher.ast import (
     Variable,
     With,
 )
-from query_guard.cypher.build_parts import (
-    BuildError,
-    Part,
-    ex,
-    exprs,
-    has,
-    span_of,
-    tok_span,
-)
-from query_guard.cypher.transform_expr import ExprBuilder
-from query_guard.cypher.transform_pattern import PatternBuilder
-from query_guard.cypher.transform_schema import SchemaBuilder
-from query_guard.cypher.transform_show import ShowBuilder
+from query_guard.cypher.build_children import Children, Rules
+from query_guard.cypher.build_parts import Part, ex, exprs, has, tok_span
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
 _ADMIN_WORDS = frozenset(
@@ -98,181 +85,267 @@ _ADMIN_WORDS = frozenset(
 )
 
 
-class CypherBuilder(SchemaBuilder, ShowBuilder, PatternBuilder, ExprBuilder, Transformer):
-    """Inline transformer for grammars/cypher.lark; stateless, so one instance serves all."""
+RULES = Rules()
+rule = RULES.rule
 
-    def __default__(self, data: str, children: list[Any], meta: Any) -> Any:
-        if data.startswith("_"):  # lark's helper rules for `x+` / `x*`, spliced into the parent
-            return Tree(data, children, meta)
-        raise BuildError(f"internal: no builder for rule {data!r}", span_of(children))
+# ---------------------------------------------------------------- script and queries
 
-    # ---------------------------------------------------------------- script and queries
 
-    def start(self, c: list[Any]) -> Script:
-        statements = [x for x in c if not isinstance(x, Token)]
-        return Script(span_of(c), statements)
+@rule("start", "*statements")
+def start(c: Children) -> Script:
+    return Script(c.span, [x for x in c.statements if not isinstance(x, Token)])
 
-    def explain(self, c: list[Any]) -> Query:
-        query = c[1]
-        first = query if isinstance(query, SingleQuery) else query.branches[0]
-        first.clauses.insert(0, OtherClause(tok_span(c[0]), c[0].value.upper()))
-        first.span = (c[0].start_pos, first.span[1])
-        query.span = span_of(c)
-        return query
 
-    def query(self, c: list[Any]) -> Query:
-        if len(c) == 1:
-            return c[0]
-        branches = [x for x in c if isinstance(x, SingleQuery)]
-        flags = [x.value for x in c if type(x) is Part]
-        return UnionQuery(span_of(c), branches, flags)
+@rule("explain", "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema")
+def explain(c: Children) -> Query:
+    query, word = c.query, c.word
+    first = query if isinstance(query, SingleQuery) else query.branches[0]
+    first.clauses.insert(0, OtherClause(tok_span(word), word.value.upper()))
+    first.span = (word.start_pos, first.span[1])
+    query.span = c.span
+    return query
 
-    def union_op(self, c: list[Any]) -> Part:
-        return Part("union", c[1] is not None and c[1].type == "ALL", span_of(c))
 
-    def single_query(self, c: list[Any]) -> SingleQuery:
-        return SingleQuery(span_of(c), list(c))
+@rule("query", "first=single_query *unions")
+def query(c: Children) -> Query:
+    if not c.unions:
+        return c.first
+    branches = [x for x in c if isinstance(x, SingleQuery)]
+    flags = [x.value for x in c if type(x) is Part]
+    return UnionQuery(c.span, branches, flags)
 
-    def schema_command(self, c: list[Any]) -> SingleQuery:
-        """An admin command, wrapped as a one-clause query so statements stay Query-typed."""
-        words = [t.value.upper() for t in c if isinstance(t, Token) and t.type != "SCHEMA_REST"]
-        rest = c[-1] if isinstance(c[-1], Token) and c[-1].type == "SCHEMA_REST" else None
-        if rest is not None:
-            for word in rest.value.split()[:3]:
-                if word.upper() not in _ADMIN_WORDS:
-                    break
-                words.append(word.upper())
-        span = span_of(c)
-        return SingleQuery(span, [SchemaCommand(span, " ".join(words))])
 
-    # ---------------------------------------------------------------- reading clauses
+@rule("union_op", "UNION all=ALL|DISTINCT?")
+def union_op(c: Children) -> Part:
+    return Part("union", c.all is not None and c.all.type == "ALL", c.span)
 
-    def where(self, c: list[Any]) -> Expr:
-        return ex(c[1])
 
-    def match_clause(self, c: list[Any]) -> Match:
-        return Match(span_of(c), c[0] is not None, c[2].value, c[3])
+@rule("single_query", "*clauses")
+def single_query(c: Children) -> SingleQuery:
+    return SingleQuery(c.span, list(c.clauses))
 
-    def unwind_clause(self, c: list[Any]) -> Unwind:
-        return Unwind(span_of(c), ex(c[1]), c[3])
 
-    def finish_clause(self, c: list[Any]) -> OtherClause:
-        return OtherClause(span_of(c), "FINISH")
+@rule("schema_command", "*words")
+def schema_command(c: Children) -> SingleQuery:
+    """An admin command, wrapped as a one-clause query so statements stay Query-typed."""
+    words = [t.value.upper() for t in c.words if isinstance(t, Token) and t.type != "SCHEMA_REST"]
+    rest = next((t for t in c.words if isinstance(t, Token) and t.type == "SCHEMA_REST"), None)
+    if rest is not None:
+        for word in rest.value.split()[:3]:
+            if word.upper() not in _ADMIN_WORDS:
+                break
+            words.append(word.upper())
+    span = c.span
+    return SingleQuery(span, [SchemaCommand(span, " ".join(words))])
 
-    def use_clause(self, c: list[Any]) -> OtherClause:
-        return OtherClause(span_of(c), "USE", [ex(c[1])])
 
-    # ---------------------------------------------------------------- projections
+# ---------------------------------------------------------------- reading clauses
 
-    def projection_item(self, c: list[Any]) -> ProjectionItem:
-        return ProjectionItem(span_of(c), ex(c[0]), c[2])
 
-    def projection_items(self, c: list[Any]) -> Part:
-        star = isinstance(c[0], Token) and c[0].type == "STAR"
-        items = [x for x in c if isinstance(x, ProjectionItem)]
-        return Part("items", (star, items), span_of(c))
+@rule("where", "WHERE expr")
+def where(c: Children) -> Expr:
+    return ex(c.expr)
 
-    def sort_item(self, c: list[Any]) -> SortItem:
-        desc = c[1] is not None and c[1].type.startswith("DESC")
-        return SortItem(span_of(c), ex(c[0]), desc)
 
-    def order_by(self, c: list[Any]) -> Part:
-        return Part("order", [x for x in c if isinstance(x, SortItem)], span_of(c))
+@rule("match_clause", "optional=OPTIONAL? MATCH pattern where?")
+def match_clause(c: Children) -> Match:
+    return Match(c.span, c.optional is not None, c.pattern.value, c.where)
 
-    def skip(self, c: list[Any]) -> Expr:
-        return ex(c[1])
 
-    limit = skip
+@rule("unwind_clause", "UNWIND expr AS variable")
+def unwind_clause(c: Children) -> Unwind:
+    return Unwind(c.span, ex(c.expr), c.variable)
 
-    def projection_body(self, c: list[Any]) -> Part:
-        star, items = c[1].value
-        order = c[2].value if c[2] is not None else []
-        return Part("projection", (c[0] is not None, star, items, order, c[3], c[4]), span_of(c))
 
-    def with_clause(self, c: list[Any]) -> With:
-        return With(span_of(c), *c[1].value, where=c[2])
+@rule("finish_clause", "FINISH")
+def finish_clause(c: Children) -> OtherClause:
+    return OtherClause(c.span, "FINISH")
 
-    def return_clause(self, c: list[Any]) -> Return:
-        return Return(span_of(c), *c[1].value)
 
-    # ---------------------------------------------------------------- writing clauses
+@rule("use_clause", "USE expr")
+def use_clause(c: Children) -> OtherClause:
+    return OtherClause(c.span, "USE", [ex(c.expr)])
 
-    def create_clause(self, c: list[Any]) -> Create:
-        return Create(span_of(c), c[1].value)
 
-    def merge_action(self, c: list[Any]) -> SetClause:
-        return SetClause(span_of(c), [x for x in c if not isinstance(x, Token)])
+# ---------------------------------------------------------------- projections
 
-    def merge_clause(self, c: list[Any]) -> Merge:
-        return Merge(span_of(c), c[1], [x for x in c[2:] if isinstance(x, SetClause)])
 
-    def set_assign(self, c: list[Any]) -> BinaryOp:
-        return BinaryOp(span_of(c), c[1].value, ex(c[0]), ex(c[2]), tok_span(c[1]))
+@rule("projection_item", "expr AS? variable?")
+def projection_item(c: Children) -> ProjectionItem:
+    return ProjectionItem(c.span, ex(c.expr), c.variable)
 
-    def set_labels(self, c: list[Any]) -> LabelCheck:
-        return LabelCheck(span_of(c), c[0], c[1])
 
-    def set_clause(self, c: list[Any]) -> SetClause:
-        return SetClause(span_of(c), [x for x in c if not isinstance(x, Token)])
+@rule("projection_items", "*items")
+def projection_items(c: Children) -> Part:
+    items = [x for x in c.items if isinstance(x, ProjectionItem)]
+    return Part("items", (has(c.items, "STAR"), items), c.span)
 
-    def remove_property(self, c: list[Any]) -> Expr:
-        return ex(c[0])
 
-    def remove_clause(self, c: list[Any]) -> Remove:
-        return Remove(span_of(c), [x for x in c if not isinstance(x, Token)])
+@rule("sort_item", "expr direction=sort_dir?")
+def sort_item(c: Children) -> SortItem:
+    desc = c.direction is not None and c.direction.type.startswith("DESC")
+    return SortItem(c.span, ex(c.expr), desc)
 
-    def delete_clause(self, c: list[Any]) -> Delete:
-        return Delete(span_of(c), c[0] is not None, exprs(c))
 
-    def foreach_clause(self, c: list[Any]) -> Foreach:
-        clauses = [x for x in c[6:] if isinstance(x, Clause)]
-        return Foreach(span_of(c), c[2], ex(c[4]), clauses)
+@rule("order_by", "ORDER BY *items")
+def order_by(c: Children) -> Part:
+    return Part("order", [x for x in c.items if isinstance(x, SortItem)], c.span)
 
-    def load_csv_clause(self, c: list[Any]) -> LoadCsv:
-        types = [x.type if isinstance(x, Token) else None for x in c]
-        source = ex(c[types.index("FROM") + 1])
-        variable = c[types.index("AS") + 1]
-        return LoadCsv(span_of(c), has(c, "HEADERS"), source, variable)
 
-    # ---------------------------------------------------------------- CALL
+@rule("skip", "SKIP|OFFSET expr")
+def skip(c: Children) -> Expr:
+    return ex(c.expr)
 
-    def procedure_name(self, c: list[Any]) -> Part:
-        names = [x.value for x in c if type(x) is Part]
-        return Part("procedure", ".".join(names), span_of(c))
 
-    def yield_item(self, c: list[Any]) -> ProjectionItem:
-        name: Part = c[0]
-        return ProjectionItem(span_of(c), Variable(name.span, name.value), c[2])
+@rule("limit", "LIMIT expr")
+def limit(c: Children) -> Expr:
+    return ex(c.expr)
 
-    def yield_clause(self, c: list[Any]) -> Part:
-        items = [x for x in c if isinstance(x, ProjectionItem)]
-        where = c[-1] if len(c) > 2 and not isinstance(c[-1], (Token, ProjectionItem)) else None
-        return Part("yield", (has(c, "STAR"), items, where), span_of(c))
 
-    def call_clause(self, c: list[Any]) -> CallProcedure:
-        name: Part = c[1]
-        args = exprs(c[2:]) if has(c, "LPAR") else None
-        star, items, where = (False, [], None)
-        if type(c[-1]) is Part:
-            star, items, where = c[-1].value
-        return CallProcedure(span_of(c), name.value, name.span, args, items, star, where)
+@rule("projection_body", "distinct=DISTINCT? items=projection_items order=order_by? skip? limit?")
+def projection_body(c: Children) -> Part:
+    star, items = c.items.value
+    order = c.order.value if c.order is not None else []
+    distinct = c.distinct is not None
+    return Part("projection", (distinct, star, items, order, c.skip, c.limit), c.span)
 
-    def call_scope(self, c: list[Any]) -> Part:
-        return Part(
-            "scope", (has(c, "STAR"), [x for x in c if isinstance(x, Variable)]), span_of(c)
-        )
 
-    def in_transactions(self, c: list[Any]) -> Part:
-        return Part("tx", True, span_of(c))
+@rule("with_clause", "WITH body=projection_body where?")
+def with_clause(c: Children) -> With:
+    return With(c.span, *c.body.value, where=c.where)
 
-    def on_error(self, c: list[Any]) -> Part:
-        return Part("on_error", c[2].value.upper(), span_of(c))
 
-    def report_status(self, c: list[Any]) -> Part:
-        return Part("report", c[3], span_of(c))
+@rule("return_clause", "RETURN body=projection_body")
+def return_clause(c: Children) -> Return:
+    return Return(c.span, *c.body.value)
 
-    def call_subquery(self, c: list[Any]) -> CallSubquery:
-        scope: Part | None = c[2]
-        imports = None if scope is None else scope.value[1]
-        import_all = scope is not None and scope.value[0]
-        return CallSubquery(span_of(c), c[4], imports, c[6] is not None, import_all)
+
+# ---------------------------------------------------------------- writing clauses
+
+
+@rule("create_clause", "CREATE pattern")
+def create_clause(c: Children) -> Create:
+    return Create(c.span, c.pattern.value)
+
+
+@rule("merge_action", "ON MATCH|CREATE SET *items")
+def merge_action(c: Children) -> SetClause:
+    return SetClause(c.span, [x for x in c.items if not isinstance(x, Token)])
+
+
+@rule("merge_clause", "MERGE pattern_part *actions")
+def merge_clause(c: Children) -> Merge:
+    return Merge(c.span, c.pattern_part, [x for x in c.actions if isinstance(x, SetClause)])
+
+
+@rule("set_assign", "target=postfix_expr op=EQ|PLUS_EQ value=expr")
+def set_assign(c: Children) -> BinaryOp:
+    return BinaryOp(c.span, c.op.value, ex(c.target), ex(c.value), tok_span(c.op))
+
+
+@rule("set_labels", "variable node_labels")
+def set_labels(c: Children) -> LabelCheck:
+    return LabelCheck(c.span, c.variable, c.node_labels)
+
+
+@rule("set_clause", "SET *items")
+def set_clause(c: Children) -> SetClause:
+    return SetClause(c.span, [x for x in c.items if not isinstance(x, Token)])
+
+
+@rule("remove_property", "postfix_expr")
+def remove_property(c: Children) -> Expr:
+    return ex(c.postfix_expr)
+
+
+@rule("remove_clause", "REMOVE *items")
+def remove_clause(c: Children) -> Remove:
+    return Remove(c.span, [x for x in c.items if not isinstance(x, Token)])
+
+
+@rule("delete_clause", "detach=DETACH? DELETE *items")
+def delete_clause(c: Children) -> Delete:
+    return Delete(c.span, c.detach is not None, exprs(c.items))
+
+
+@rule("foreach_clause", "FOREACH LPAR variable IN expr BAR *clauses RPAR")
+def foreach_clause(c: Children) -> Foreach:
+    clauses = [x for x in c.clauses if isinstance(x, Clause)]
+    return Foreach(c.span, c.variable, ex(c.expr), clauses)
+
+
+@rule(
+    "load_csv_clause",
+    "LOAD CSV WITH? HEADERS? FROM source=expr AS variable FIELDTERMINATOR? STRING?",
+)
+def load_csv_clause(c: Children) -> LoadCsv:
+    return LoadCsv(c.span, c.headers is not None, ex(c.source), c.variable)
+
+
+# ---------------------------------------------------------------- CALL
+
+
+@rule("procedure_name", "*names")
+def procedure_name(c: Children) -> Part:
+    names = [x.value for x in c.names if type(x) is Part]
+    return Part("procedure", ".".join(names), c.span)
+
+
+@rule("yield_item", "name=symbolic_name AS? variable?")
+def yield_item(c: Children) -> ProjectionItem:
+    name: Part = c.name
+    return ProjectionItem(c.span, Variable(name.span, name.value), c.variable)
+
+
+@rule("yield_all", "YIELD STAR")
+def yield_all(c: Children) -> Part:
+    return Part("yield", (True, [], None), c.span)
+
+
+@rule("yield_clause", "YIELD *items where?")
+def yield_clause(c: Children) -> Part:
+    items = [x for x in c.items if isinstance(x, ProjectionItem)]
+    return Part("yield", (False, items, c.where), c.span)
+
+
+@rule("call_clause", "CALL name=procedure_name lpar=LPAR? *args RPAR? yields=yield_clause?")
+def call_clause(c: Children) -> CallProcedure:
+    name: Part = c.name
+    args = exprs(c.args) if c.lpar is not None else None
+    star, items, where = (False, [], None) if c.yields is None else c.yields.value
+    return CallProcedure(c.span, name.value, name.span, args, items, star, where)
+
+
+@rule("call_scope", "LPAR *items RPAR")
+def call_scope(c: Children) -> Part:
+    variables = [x for x in c.items if isinstance(x, Variable)]
+    return Part("scope", (has(c.items, "STAR"), variables), c.span)
+
+
+@rule(
+    "in_transactions",
+    "IN batch=expr? CONCURRENT? TRANSACTIONS OF? rows=expr? ROW|ROWS? on_error? report_status?",
+)
+def in_transactions(c: Children) -> Part:
+    return Part("tx", True, c.span)
+
+
+@rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
+def on_error(c: Children) -> Part:
+    return Part("on_error", c.action.value.upper(), c.span)
+
+
+@rule("report_status", "REPORT STATUS AS variable")
+def report_status(c: Children) -> Part:
+    return Part("report", c.variable, c.span)
+
+
+@rule(
+    "call_subquery",
+    "optional=OPTIONAL? CALL scope=call_scope? LBRACE query RBRACE tx=in_transactions?",
+)
+def call_subquery(c: Children) -> CallSubquery:
+    scope: Part | None = c.scope
+    imports = None if scope is None else scope.value[1]
+    import_all = scope is not None and scope.value[0]
+    return CallSubquery(c.span, c.query, imports, c.tx is not None, import_all)

@@ -1,9 +1,10 @@
-"""Expression half of the lark-callbacks -> typed AST builder (see transform.py): operator
-precedence (`_Pratt`) and the expression rules' callbacks; shared pieces in build_parts.py.
+"""The expression family of the lark-callbacks -> typed AST builder (assembled in builders.py):
+operator precedence (`_Pratt`) and the expression rules' callbacks; label expressions are in
+transform_labels.py, shared pieces in build_parts.py.
 
-The parser runs with `keep_all_tokens=True` and this builder as its inline transformer, so each
-callback receives every token of its rule (punctuation included) and computes the node's span
-from its first and last child; `[optional]` parts arrive as None placeholders.
+The parser runs with `keep_all_tokens=True`, so each callback receives every token of its rule
+(punctuation included), read by the names of its declared shape (build_children.py), and
+computes the node's span from its first and last child; `[optional]` parts arrive as None.
 """
 
 from __future__ import annotations
@@ -16,13 +17,7 @@ from query_guard.cypher.ast import (
     BinaryOp,
     CaseExpr,
     FunctionCall,
-    LabelAnd,
     LabelCheck,
-    LabelExpr,
-    LabelName,
-    LabelNot,
-    LabelOr,
-    LabelWildcard,
     ListComprehension,
     ListLiteral,
     Literal,
@@ -38,7 +33,7 @@ from query_guard.cypher.ast import (
     UnaryOp,
     Variable,
 )
-from query_guard.cypher.ast_dynamic import LabelDynamic
+from query_guard.cypher.build_children import Children, Rules
 from query_guard.cypher.build_parts import (
     BracedMapProjection,
     BuildError,
@@ -48,11 +43,9 @@ from query_guard.cypher.build_parts import (
     end_of,
     ex,
     exprs,
-    has,
     in_binding,
     parse_int,
     pattern_of,
-    span_of,
     start_of,
     tok_span,
     unescape_name,
@@ -130,226 +123,262 @@ class _Pratt:
         return left, start, end
 
 
-class ExprBuilder:
-    """Callbacks for the expression rules of grammars/cypher.lark."""
+RULES = Rules()
+rule = RULES.rule
 
-    # ---------------------------------------------------------------- names and atoms
+# ---------------------------------------------------------------- names and atoms
 
-    def symbolic_name(self, c: list[Any]) -> Part:
-        tok = c[0]
-        return Part("name", unescape_name(tok.value), tok_span(tok))
 
-    def variable(self, c: list[Any]) -> Variable:
-        tok = c[0]
-        return Variable((tok.start_pos, tok.end_pos), unescape_name(tok.value))
+@rule("symbolic_name", "name=NAME|ESCAPED_NAME")
+def symbolic_name(c: Children) -> Part:
+    tok = c.name
+    return Part("name", unescape_name(tok.value), tok_span(tok))
 
-    def keyword_variable(self, c: list[Any]) -> Variable:
-        return Variable(tok_span(c[0]), c[0].value)
 
-    def parameter(self, c: list[Any]) -> Parameter:
-        return Parameter(tok_span(c[0]), unescape_name(c[0].value[1:]))
+@rule("variable", "name=NAME|ESCAPED_NAME")
+def variable(c: Children) -> Variable:
+    tok = c.name
+    return Variable((tok.start_pos, tok.end_pos), unescape_name(tok.value))
 
-    def string(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "string", unescape_string(c[0].value))
 
-    def integer(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "integer", parse_int(c[0].value))
+@rule("keyword_variable", "word=COUNT|EXISTS|COLLECT")
+def keyword_variable(c: Children) -> Variable:
+    return Variable(tok_span(c.word), c.word.value)
 
-    def float(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "float", float(c[0].value))
 
-    def true(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "boolean", True)
+@rule("parameter", "PARAM")
+def parameter(c: Children) -> Parameter:
+    return Parameter(tok_span(c.param), unescape_name(c.param.value[1:]))
 
-    def false(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "boolean", False)
 
-    def null(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "null", None)
+@rule("string", "STRING")
+def string(c: Children) -> Literal:
+    return Literal(tok_span(c.string), "string", unescape_string(c.string.value))
 
-    def paren_expr(self, c: list[Any]) -> Paren:
-        return Paren(ex(c[1]), span_of(c))
 
-    # ---------------------------------------------------------------- operators
+@rule("integer", "INTEGER")
+def integer(c: Children) -> Literal:
+    return Literal(tok_span(c.integer), "integer", parse_int(c.integer.value))
 
-    def expr(self, c: list[Any]) -> Any:
-        if len(c) == 1:
-            return c[0]
-        return _Pratt(c).parse(0)[0]
 
-    def label_check(self, c: list[Any]) -> LabelCheck:
-        return LabelCheck(span_of(c), ex(c[0]), c[1])
+@rule("float", "FLOAT")
+def float_literal(c: Children) -> Literal:
+    return Literal(tok_span(c.float), "float", float(c.float.value))
 
-    def property_lookup(self, c: list[Any]) -> PropertyLookup:
-        key: Part = c[2]
-        return PropertyLookup(span_of(c), ex(c[0]), key.value, key.span)
 
-    def subscript(self, c: list[Any]) -> Subscript:
-        return Subscript(span_of(c), ex(c[0]), ex(c[2]))
+@rule("true", "TRUE")
+def true(c: Children) -> Literal:
+    return Literal(tok_span(c.true), "boolean", True)
 
-    def slice(self, c: list[Any]) -> Subscript:
-        lo = ex(c[2]) if c[2] is not None else None
-        hi = ex(c[4]) if c[4] is not None else None
-        return Subscript(span_of(c), ex(c[0]), lo, hi, True)
 
-    # ---------------------------------------------------------------- calls
+@rule("false", "FALSE")
+def false(c: Children) -> Literal:
+    return Literal(tok_span(c.false), "boolean", False)
 
-    def _callee(self, callee: Any) -> str:
-        name = dotted_name(ex(callee)) if type(callee) is not Paren else None
-        if name is None:
-            raise BuildError("expected a function name before '('", callee.span)
-        return name
 
-    def call(self, c: list[Any]) -> FunctionCall:
-        name = self._callee(c[0])
-        return FunctionCall(span_of(c), name, exprs(c[2:]), distinct=has(c, "DISTINCT"))
+@rule("null", "NULL")
+def null(c: Children) -> Literal:
+    return Literal(tok_span(c.null), "null", None)
 
-    def call_star(self, c: list[Any]) -> FunctionCall:
-        return FunctionCall(span_of(c), self._callee(c[0]), [], star=True)
 
-    def call_filter(self, c: list[Any]) -> OtherExpr:
-        # all/any/none/single(x IN l WHERE p), filter(x IN l WHERE p), extract(x IN l WHERE p | e)
-        name = self._callee(c[0]).lower()
-        var, source = in_binding(c[2], f"{name}(…)")
-        parts: list[Node] = [var, source, ex(c[4])]
-        if c[6] is not None:
-            parts.append(ex(c[6]))
-        return OtherExpr(span_of(c), name, parts)
+@rule("paren_expr", "LPAR expr RPAR")
+def paren_expr(c: Children) -> Paren:
+    return Paren(ex(c.expr), c.span)
 
-    def call_extract(self, c: list[Any]) -> OtherExpr:
-        name = self._callee(c[0]).lower()
-        var, source = in_binding(c[2], f"{name}(…)")
-        return OtherExpr(span_of(c), name, [var, source, ex(c[4])])
 
-    def call_reduce(self, c: list[Any]) -> OtherExpr:
-        name = self._callee(c[0]).lower()
-        init = ex(c[2])
-        if not (isinstance(init, BinaryOp) and init.op == "=" and isinstance(init.left, Variable)):
-            raise BuildError("expected `accumulator = initial value` in reduce(…)", init.span)
-        var, source = in_binding(c[4], "reduce(…)")
-        return OtherExpr(span_of(c), name, [init.left, init.right, var, source, ex(c[6])])
+# ---------------------------------------------------------------- operators
 
-    # ---------------------------------------------------------------- lists and maps
 
-    def list_empty(self, c: list[Any]) -> ListLiteral:
-        return ListLiteral(span_of(c), [])
-
-    def list_items(self, c: list[Any]) -> ListLiteral | ListComprehension:
-        items = exprs(c)
-        if len(items) == 1:
-            head = items[0]
-            if isinstance(head, BinaryOp) and head.op == "IN" and isinstance(head.left, Variable):
-                return ListComprehension(span_of(c), head.left, head.right, None, None)
-        return ListLiteral(span_of(c), items)
-
-    def _comprehension(
-        self, c: list[Any], head: Any, where: Any, projection: Any
-    ) -> ListComprehension | PatternComprehension:
-        where = ex(where) if where is not None else None
-        projection = ex(projection) if projection is not None else None
-        pattern = pattern_of(head)
-        if pattern is not None:
-            if projection is None:
-                raise BuildError("a pattern comprehension needs `| expression`", span_of(c))
-            return PatternComprehension(span_of(c), pattern[0], pattern[1], where, projection)
-        var, source = in_binding(head, "a list comprehension")
-        return ListComprehension(span_of(c), var, source, where, projection)
-
-    def list_filter(self, c: list[Any]) -> ListComprehension | PatternComprehension:
-        return self._comprehension(c, c[1], c[3], c[5])
-
-    def list_extract(self, c: list[Any]) -> ListComprehension | PatternComprehension:
-        return self._comprehension(c, c[1], None, c[3])
-
-    def map_entry(self, c: list[Any]) -> Part:
-        key: Part = c[0]
-        return Part("entry", (key.value, key.span, ex(c[2])), span_of(c))
-
-    def map_literal(self, c: list[Any]) -> MapLiteral:
-        entries = [p.value for p in c if type(p) is Part]
-        return MapLiteral(span_of(c), entries)
-
-    def proj_property(self, c: list[Any]) -> Part:
-        return Part("item", ("property", c[1].value), span_of(c))
-
-    def proj_all(self, c: list[Any]) -> Part:
-        return Part("item", ("all", "*"), span_of(c))
-
-    def proj_variable(self, c: list[Any]) -> Part:
-        return Part("item", ("variable", c[0].name), span_of(c))
-
-    def proj_literal(self, c: list[Any]) -> Part:
-        return Part("item", ("literal", c[0].value, ex(c[2])), c[0].span)
-
-    def map_projection(self, c: list[Any]) -> MapProjection:
-        parts = [p for p in c if type(p) is Part]
-        key_spans = [p.span for p in parts if p.value[0] == "literal"]
-        items = [p.value for p in parts]
-        return BracedMapProjection(span_of(c), c[0], items, c[1].start_pos, key_spans)
-
-    # ---------------------------------------------------------------- CASE, subqueries
-
-    def case_alt(self, c: list[Any]) -> Part:
-        return Part("when", (ex(c[1]), ex(c[3])), span_of(c))
-
-    def case_expr(self, c: list[Any]) -> CaseExpr:
-        subject = ex(c[1]) if c[1] is not None else None
-        alternatives = [p.value for p in c if type(p) is Part]
-        default = ex(c[-2]) if c[-2] is not None else None
-        return CaseExpr(span_of(c), subject, alternatives, default)
-
-    def subquery_full(self, c: list[Any]) -> SubqueryExpr:
-        return SubqueryExpr(span_of(c), c[0].value.upper(), c[2], [], None)
-
-    def subquery_pattern(self, c: list[Any]) -> SubqueryExpr:
-        where = ex(c[3]) if c[3] is not None else None
-        return SubqueryExpr(span_of(c), c[0].value.upper(), None, c[2].value, where)
-
-    # ---------------------------------------------------------------- label expressions
-
-    def label_name(self, c: list[Any]) -> LabelName:
-        span = tok_span(c[0])
-        return LabelName(span, unescape_name(c[0].value), span)
-
-    def label_wildcard(self, c: list[Any]) -> LabelWildcard:
-        return LabelWildcard(tok_span(c[0]))
-
-    def label_negation(self, c: list[Any]) -> LabelNot:
-        return LabelNot(span_of(c), c[1])
-
-    def label_dynamic(self, c: list[Any]) -> LabelDynamic:
-        """`$(expr)` / `$all(expr)` / `$any(expr)`: a label or type named when the query runs."""
-        opener = c[0]
-        mode = "all" if opener.type == "DYNAMIC_OPEN" else opener.value[1:].lower()
-        if mode not in ("all", "any"):
-            raise BuildError(
-                f"expected `$(…)`, `$all(…)` or `$any(…)` for a dynamic label, not `{opener}(`",
-                tok_span(opener),
-            )
-        return LabelDynamic(span_of(c), mode, ex(c[-2]))
-
-    def label_group(self, c: list[Any]) -> LabelExpr:
-        return c[1]
-
-    def label_and(self, c: list[Any]) -> LabelExpr:
-        items = [x for x in c if isinstance(x, LabelExpr)]
-        return items[0] if len(items) == 1 else LabelAnd(span_of(c), items)
-
-    def label_or(self, c: list[Any]) -> LabelExpr:
-        items = [x for x in c if isinstance(x, LabelExpr)]
-        return items[0] if len(items) == 1 else LabelOr(span_of(c), items)
-
-    check_or = label_or
-
-    def node_labels(self, c: list[Any]) -> LabelExpr:
-        """`:A:B` -> LabelAnd; a single `:A…` keeps its expression with the colon in its span."""
-        items = [x for x in c if isinstance(x, LabelExpr)]
-        if len(items) > 1:
-            return LabelAnd(span_of(c), items)
-        only = items[0]
-        if isinstance(only, LabelName):
-            return LabelName(span_of(c), only.name, only.name_span)
-        only.span = span_of(c)
+@rule("expr", "*items")
+def expr(c: Children) -> Any:
+    items = c.items
+    if len(items) == 1:
+        (only,) = items
         return only
+    return _Pratt(items).parse(0)[0]
 
-    check_labels = node_labels
+
+@rule("label_check", "subject=postfix_expr labels=check_labels")
+def label_check(c: Children) -> LabelCheck:
+    return LabelCheck(c.span, ex(c.subject), c.labels)
+
+
+@rule("property_lookup", "subject=postfix_expr DOT key=symbolic_name")
+def property_lookup(c: Children) -> PropertyLookup:
+    key: Part = c.key
+    return PropertyLookup(c.span, ex(c.subject), key.value, key.span)
+
+
+@rule("subscript", "subject=postfix_expr LSQB index=expr RSQB")
+def subscript(c: Children) -> Subscript:
+    return Subscript(c.span, ex(c.subject), ex(c.index))
+
+
+@rule("slice", "subject=postfix_expr LSQB lo=expr? DOTDOT hi=expr? RSQB")
+def slice_(c: Children) -> Subscript:
+    lo = ex(c.lo) if c.lo is not None else None
+    hi = ex(c.hi) if c.hi is not None else None
+    return Subscript(c.span, ex(c.subject), lo, hi, True)
+
+
+# ---------------------------------------------------------------- calls
+
+
+def _callee(callee: Any) -> str:
+    name = dotted_name(ex(callee)) if type(callee) is not Paren else None
+    if name is None:
+        raise BuildError("expected a function name before '('", callee.span)
+    return name
+
+
+@rule("call", "callee=postfix_expr LPAR distinct=DISTINCT? *args RPAR")
+def call(c: Children) -> FunctionCall:
+    name = _callee(c.callee)
+    return FunctionCall(c.span, name, exprs(c.args), distinct=c.distinct is not None)
+
+
+@rule("call_star", "callee=postfix_expr LPAR STAR RPAR")
+def call_star(c: Children) -> FunctionCall:
+    return FunctionCall(c.span, _callee(c.callee), [], star=True)
+
+
+@rule(
+    "call_filter",
+    "callee=postfix_expr LPAR head=expr WHERE predicate=expr BAR? projection=expr? RPAR",
+)
+def call_filter(c: Children) -> OtherExpr:
+    # all/any/none/single(x IN l WHERE p), filter(x IN l WHERE p), extract(x IN l WHERE p | e)
+    name = _callee(c.callee).lower()
+    var, source = in_binding(c.head, f"{name}(…)")
+    parts: list[Node] = [var, source, ex(c.predicate)]
+    if c.projection is not None:
+        parts.append(ex(c.projection))
+    return OtherExpr(c.span, name, parts)
+
+
+@rule("call_extract", "callee=postfix_expr LPAR head=expr BAR projection=expr RPAR")
+def call_extract(c: Children) -> OtherExpr:
+    name = _callee(c.callee).lower()
+    var, source = in_binding(c.head, f"{name}(…)")
+    return OtherExpr(c.span, name, [var, source, ex(c.projection)])
+
+
+@rule(
+    "call_reduce",
+    "callee=postfix_expr LPAR init=expr COMMA head=expr BAR projection=expr RPAR",
+)
+def call_reduce(c: Children) -> OtherExpr:
+    name = _callee(c.callee).lower()
+    init = ex(c.init)
+    if not (isinstance(init, BinaryOp) and init.op == "=" and isinstance(init.left, Variable)):
+        raise BuildError("expected `accumulator = initial value` in reduce(…)", init.span)
+    var, source = in_binding(c.head, "reduce(…)")
+    return OtherExpr(c.span, name, [init.left, init.right, var, source, ex(c.projection)])
+
+
+# ---------------------------------------------------------------- lists and maps
+
+
+@rule("list_empty", "LSQB RSQB")
+def list_empty(c: Children) -> ListLiteral:
+    return ListLiteral(c.span, [])
+
+
+@rule("list_items", "LSQB *items RSQB")
+def list_items(c: Children) -> ListLiteral | ListComprehension:
+    items = exprs(c.items)
+    if len(items) == 1:
+        (head,) = items
+        if isinstance(head, BinaryOp) and head.op == "IN" and isinstance(head.left, Variable):
+            return ListComprehension(c.span, head.left, head.right, None, None)
+    return ListLiteral(c.span, items)
+
+
+def _comprehension(
+    c: Children, head: Any, where: Any, projection: Any
+) -> ListComprehension | PatternComprehension:
+    where = ex(where) if where is not None else None
+    projection = ex(projection) if projection is not None else None
+    pattern = pattern_of(head)
+    if pattern is not None:
+        if projection is None:
+            raise BuildError("a pattern comprehension needs `| expression`", c.span)
+        return PatternComprehension(c.span, pattern[0], pattern[1], where, projection)
+    var, source = in_binding(head, "a list comprehension")
+    return ListComprehension(c.span, var, source, where, projection)
+
+
+@rule("list_filter", "LSQB head=expr WHERE predicate=expr BAR? projection=expr? RSQB")
+def list_filter(c: Children) -> ListComprehension | PatternComprehension:
+    return _comprehension(c, c.head, c.predicate, c.projection)
+
+
+@rule("list_extract", "LSQB head=expr BAR projection=expr RSQB")
+def list_extract(c: Children) -> ListComprehension | PatternComprehension:
+    return _comprehension(c, c.head, None, c.projection)
+
+
+@rule("map_entry", "key=symbolic_name COLON value=expr")
+def map_entry(c: Children) -> Part:
+    key: Part = c.key
+    return Part("entry", (key.value, key.span, ex(c.value)), c.span)
+
+
+@rule("map_literal", "LBRACE *entries RBRACE")
+def map_literal(c: Children) -> MapLiteral:
+    return MapLiteral(c.span, [p.value for p in c.entries if type(p) is Part])
+
+
+@rule("proj_property", "DOT key=symbolic_name")
+def proj_property(c: Children) -> Part:
+    return Part("item", ("property", c.key.value), c.span)
+
+
+@rule("proj_all", "DOT STAR")
+def proj_all(c: Children) -> Part:
+    return Part("item", ("all", "*"), c.span)
+
+
+@rule("proj_variable", "variable")
+def proj_variable(c: Children) -> Part:
+    return Part("item", ("variable", c.variable.name), c.span)
+
+
+@rule("proj_literal", "key=symbolic_name COLON value=expr")
+def proj_literal(c: Children) -> Part:
+    return Part("item", ("literal", c.key.value, ex(c.value)), c.key.span)
+
+
+@rule("map_projection", "variable LBRACE *items RBRACE")
+def map_projection(c: Children) -> MapProjection:
+    parts = [p for p in c.items if type(p) is Part]
+    key_spans = [p.span for p in parts if p.value[0] == "literal"]
+    items = [p.value for p in parts]
+    return BracedMapProjection(c.span, c.variable, items, c.lbrace.start_pos, key_spans)
+
+
+# ---------------------------------------------------------------- CASE, subqueries
+
+
+@rule("case_alt", "WHEN condition=expr THEN result=expr")
+def case_alt(c: Children) -> Part:
+    return Part("when", (ex(c.condition), ex(c.result)), c.span)
+
+
+@rule("case_expr", "CASE subject=expr? *alternatives ELSE? default=expr? END")
+def case_expr(c: Children) -> CaseExpr:
+    subject = ex(c.subject) if c.subject is not None else None
+    alternatives = [p.value for p in c.alternatives if type(p) is Part]
+    default = ex(c.default) if c.default is not None else None
+    return CaseExpr(c.span, subject, alternatives, default)
+
+
+@rule("subquery_full", "kind=EXISTS|COUNT|COLLECT LBRACE query RBRACE")
+def subquery_full(c: Children) -> SubqueryExpr:
+    return SubqueryExpr(c.span, c.kind.value.upper(), c.query, [], None)
+
+
+@rule("subquery_pattern", "kind=EXISTS|COUNT|COLLECT LBRACE pattern where? RBRACE")
+def subquery_pattern(c: Children) -> SubqueryExpr:
+    where = ex(c.where) if c.where is not None else None
+    return SubqueryExpr(c.span, c.kind.value.upper(), None, c.pattern.value, where)

@@ -1,4 +1,4 @@
-"""Pattern half of the lark-callbacks -> typed AST builder (see transform.py): node and
+"""The pattern family of the lark-callbacks -> typed AST builder (builders.py): node and
 relationship patterns, quantifiers and variable lengths, shortest paths, and patterns used
 inside expressions (`WHERE (a)-->(b)`, pattern comprehensions).
 """
@@ -20,13 +20,8 @@ from query_guard.cypher.ast import (
     Variable,
     VarLength,
 )
-from query_guard.cypher.build_parts import (
-    BuildError,
-    Part,
-    as_node_pattern,
-    ex,
-    span_of,
-)
+from query_guard.cypher.build_children import Children, Rules
+from query_guard.cypher.build_parts import BuildError, Part, as_node_pattern, ex, span_of
 
 # arrow token -> (length of the left piece, length of the right piece, direction)
 _BARE_ARROWS = {
@@ -48,118 +43,171 @@ def _check_elements(elements: list[PatternElement], span: tuple[int, int]) -> No
             raise BuildError("two nodes need a relationship between them", right.span)
 
 
-class PatternBuilder:
-    """Callbacks for the pattern rules of grammars/cypher.lark."""
+RULES = Rules()
+rule = RULES.rule
 
-    # ---------------------------------------------------------------- patterns
+# ---------------------------------------------------------------- patterns
 
-    def pattern(self, c: list[Any]) -> Part:
-        return Part("patterns", [x for x in c if isinstance(x, PathPattern)], span_of(c))
 
-    def path_elements(self, c: list[Any]) -> Part:
-        span = span_of(c)
-        _check_elements(c, span)
-        return Part("elements", list(c), span)
+@rule("pattern", "*parts")
+def pattern(c: Children) -> Part:
+    return Part("patterns", [x for x in c.parts if isinstance(x, PathPattern)], c.span)
 
-    def shortest_call(self, c: list[Any]) -> Part:
-        name = "allShortestPaths" if c[0].type == "ALLSHORTESTPATHS" else "shortestPath"
-        return Part("shortest", (name, c[2].value), span_of(c))
 
-    def path_selector(self, c: list[Any]) -> Part:
-        words = [x.value.upper() for x in c if isinstance(x, Token)]
-        return Part("selector", " ".join(words), span_of(c))
+@rule("path_elements", "*elements")
+def path_elements(c: Children) -> Part:
+    span = c.span
+    elements = list(c.elements)
+    _check_elements(elements, span)
+    return Part("elements", elements, span)
 
-    def pattern_part(self, c: list[Any]) -> PathPattern:
-        body: Part = c[3]
-        shortest = c[2].value if c[2] is not None else None
-        if body.kind == "shortest":
-            shortest, elements = body.value
-        else:
-            elements = body.value
-        return PathPattern(span_of(c), c[0], elements, shortest)
 
-    def node_pattern(self, c: list[Any]) -> NodePattern:
-        return NodePattern(span_of(c), c[1], c[2], c[3], c[4])
+@rule("shortest_call", "function=SHORTESTPATH|ALLSHORTESTPATHS LPAR path_elements RPAR")
+def shortest_call(c: Children) -> Part:
+    name = "allShortestPaths" if c.function.type == "ALLSHORTESTPATHS" else "shortestPath"
+    return Part("shortest", (name, c.path_elements.value), c.span)
 
-    def quantified_path(self, c: list[Any]) -> QuantifiedPath:
-        inner: Part = c[1]
-        return QuantifiedPath(span_of(c), PathPattern(inner.span, None, inner.value), c[4], c[2])
 
-    def rel_detail(self, c: list[Any]) -> Part:
-        return Part("detail", tuple(c), (0, 0))
+@rule("path_selector", "*words")
+def path_selector(c: Children) -> Part:
+    words = [x.value.upper() for x in c.words if isinstance(x, Token)]
+    return Part("selector", " ".join(words), c.span)
 
-    def rel_bracket(self, c: list[Any]) -> RelPattern:
-        opener, detail, _, closer, quantifier = c
-        start = opener.start_pos
-        left_len = 2 if opener.type == "LARROW_BRACKET" else 1
-        right_len = 2 if closer.type == "ARROW_RIGHT" else 1
-        direction = {(1, 2): "out", (2, 1): "in"}.get((left_len, right_len), "both")
-        variable, types, length, properties, where = detail.value
-        return RelPattern(
-            span_of(c),
-            variable,
-            types,
-            direction,
-            (start, start + left_len),
-            (closer.start_pos, closer.start_pos + right_len),
-            length,
-            properties,
-            where,
-            quantifier,
-        )
 
-    def rel_bare(self, c: list[Any]) -> RelPattern:
-        arrow: Token = c[0]
-        left_len, right_len, direction = _BARE_ARROWS[arrow.type]
-        start = arrow.start_pos
-        left = (start, start + left_len)
-        right = (start + left_len, start + left_len + right_len)
-        return RelPattern(span_of(c), None, None, direction, left, right, quantifier=c[1])
+@rule("pattern_part", "variable? EQ? selector=path_selector? body=path_body")
+def pattern_part(c: Children) -> PathPattern:
+    body: Part = c.body
+    shortest = c.selector.value if c.selector is not None else None
+    if body.kind == "shortest":
+        shortest, elements = body.value
+    else:
+        elements = body.value
+    return PathPattern(c.span, c.variable, elements, shortest)
 
-    def var_length(self, c: list[Any]) -> VarLength:
-        lo = int(c[1].value) if c[1] is not None else None
-        if c[2] is None:  # `*` or `*n`
-            return VarLength(span_of(c), lo, lo)
-        hi = int(c[3].value) if c[3] is not None else None
-        return VarLength(span_of(c), lo, hi)
 
-    def quant_plus(self, c: list[Any]) -> VarLength:
-        return VarLength(span_of(c), 1, None)
+@rule("node_pattern", "LPAR variable? labels=node_labels? properties? where? RPAR")
+def node_pattern(c: Children) -> NodePattern:
+    return NodePattern(c.span, c.variable, c.labels, c.properties, c.where)
 
-    def quant_star(self, c: list[Any]) -> VarLength:
-        return VarLength(span_of(c), 0, None)
 
-    def quant_exact(self, c: list[Any]) -> VarLength:
-        n = int(c[1].value)
-        return VarLength(span_of(c), n, n)
+@rule("quantified_path", "LPAR inner=path_elements where? RPAR quantifier?")
+def quantified_path(c: Children) -> QuantifiedPath:
+    inner: Part = c.inner
+    path = PathPattern(inner.span, None, inner.value)
+    return QuantifiedPath(c.span, path, c.quantifier, c.where)
 
-    def quant_range(self, c: list[Any]) -> VarLength:
-        lo = int(c[1].value) if c[1] is not None else None
-        hi = int(c[3].value) if c[3] is not None else None
-        return VarLength(span_of(c), lo, hi)
 
-    # ---------------------------------------------------------------- patterns in expressions
+@rule(
+    "rel_detail",
+    "variable? types=node_labels? length=var_length? properties? where?",
+)
+def rel_detail(c: Children) -> Part:
+    return Part("detail", (c.variable, c.types, c.length, c.properties, c.where), (0, 0))
 
-    def pp_node(self, c: list[Any]) -> NodePattern:
-        if len(c) == 2:  # ()
-            return NodePattern(span_of(c), None, None, None)
-        return NodePattern(span_of(c), None, c[1], c[2], c[3])
 
-    def pp_node_where(self, c: list[Any]) -> NodePattern:
-        node = as_node_pattern(c[1])
-        return NodePattern(span_of(c), node.variable, node.labels, node.properties, c[2])
+@rule(
+    "rel_bracket",
+    "opener=DASH_BRACKET|LARROW_BRACKET detail=rel_detail RSQB closer=MINUS|ARROW_RIGHT"
+    " quantifier?",
+)
+def rel_bracket(c: Children) -> RelPattern:
+    opener, closer = c.opener, c.closer
+    start = opener.start_pos
+    left_len = 2 if opener.type == "LARROW_BRACKET" else 1
+    right_len = 2 if closer.type == "ARROW_RIGHT" else 1
+    direction = {(1, 2): "out", (2, 1): "in"}.get((left_len, right_len), "both")
+    variable, types, length, properties, where = c.detail.value
+    return RelPattern(
+        c.span,
+        variable,
+        types,
+        direction,
+        (start, start + left_len),
+        (closer.start_pos, closer.start_pos + right_len),
+        length,
+        properties,
+        where,
+        c.quantifier,
+    )
 
-    def pp_node_labeled(self, c: list[Any]) -> NodePattern:
-        variable = ex(c[1])
-        if not isinstance(variable, Variable):
-            raise BuildError("expected a variable in a node pattern", variable.span)
-        return NodePattern(span_of(c), variable, c[2], c[3], c[4])
 
-    def pp_rest(self, c: list[Any]) -> list[Any]:
-        return list(c)
+@rule("rel_bare", "arrow=ARROW_BOTH|ARROW_OUT|ARROW_IN|ARROW_UNDIRECTED quantifier?")
+def rel_bare(c: Children) -> RelPattern:
+    arrow: Token = c.arrow
+    left_len, right_len, direction = _BARE_ARROWS[arrow.type]
+    start = arrow.start_pos
+    left = (start, start + left_len)
+    right = (start + left_len, start + left_len + right_len)
+    return RelPattern(c.span, None, None, direction, left, right, quantifier=c.quantifier)
 
-    def pattern_predicate(self, c: list[Any]) -> PatternPredicate:
-        first = c[0] if isinstance(c[0], NodePattern) else as_node_pattern(c[0])
-        elements = [first, *c[1]]
-        span = span_of([first, *c[1]])
-        return PatternPredicate(span, PathPattern(span, None, elements))
+
+@rule("var_length", "STAR lo=INTEGER? dots=DOTDOT? hi=INTEGER?")
+def var_length(c: Children) -> VarLength:
+    lo = int(c.lo.value) if c.lo is not None else None
+    if c.dots is None:  # `*` or `*n`
+        return VarLength(c.span, lo, lo)
+    hi = int(c.hi.value) if c.hi is not None else None
+    return VarLength(c.span, lo, hi)
+
+
+@rule("quant_plus", "PLUS")
+def quant_plus(c: Children) -> VarLength:
+    return VarLength(c.span, 1, None)
+
+
+@rule("quant_star", "STAR")
+def quant_star(c: Children) -> VarLength:
+    return VarLength(c.span, 0, None)
+
+
+@rule("quant_exact", "LBRACE n=INTEGER RBRACE")
+def quant_exact(c: Children) -> VarLength:
+    n = int(c.n.value)
+    return VarLength(c.span, n, n)
+
+
+@rule("quant_range", "LBRACE lo=INTEGER? COMMA hi=INTEGER? RBRACE")
+def quant_range(c: Children) -> VarLength:
+    lo = int(c.lo.value) if c.lo is not None else None
+    hi = int(c.hi.value) if c.hi is not None else None
+    return VarLength(c.span, lo, hi)
+
+
+# ---------------------------------------------------------------- patterns in expressions
+
+
+@rule("pp_node_empty", "LPAR RPAR")
+def pp_node_empty(c: Children) -> NodePattern:
+    return NodePattern(c.span, None, None, None)
+
+
+@rule("pp_node", "LPAR labels=node_labels properties? where? RPAR")
+def pp_node(c: Children) -> NodePattern:
+    return NodePattern(c.span, None, c.labels, c.properties, c.where)
+
+
+@rule("pp_node_where", "LPAR expr where RPAR")
+def pp_node_where(c: Children) -> NodePattern:
+    node = as_node_pattern(c.expr)
+    return NodePattern(c.span, node.variable, node.labels, node.properties, c.where)
+
+
+@rule("pp_node_labeled", "LPAR subject=postfix_expr labels=check_labels properties where? RPAR")
+def pp_node_labeled(c: Children) -> NodePattern:
+    variable = ex(c.subject)
+    if not isinstance(variable, Variable):
+        raise BuildError("expected a variable in a node pattern", variable.span)
+    return NodePattern(c.span, variable, c.labels, c.properties, c.where)
+
+
+@rule("pp_rest", "*items")
+def pp_rest(c: Children) -> list[Any]:
+    return list(c.items)
+
+
+@rule("pattern_predicate", "first=pp_first_node rest=pp_rest")
+def pattern_predicate(c: Children) -> PatternPredicate:
+    first = c.first if isinstance(c.first, NodePattern) else as_node_pattern(c.first)
+    elements = [first, *c.rest]
+    span = span_of([first, *c.rest])
+    return PatternPredicate(span, PathPattern(span, None, elements))

@@ -1,12 +1,13 @@
 """lark callbacks for Neo4j 5's SHOW / TERMINATE commands -> `ShowCommand` clauses.
 
-Part of the inline transformer (see transform.py). The builders pick their pieces by what they
-are (a `Part` of a named kind, a `ProjectionItem`, a `Return`, a keyword token), never by
-position, so the grammar's optional parts can move without changing meanings here.
+One family of the AST builder's rules (assembled in builders.py). The builders pick their
+pieces by name (the declared shapes) or by what they are (a `Part` of a named kind, a
+`ProjectionItem`, a `Return`, a keyword token), never by position.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,8 @@ from query_guard.cypher.ast import (
     SingleQuery,
     SortItem,
 )
-from query_guard.cypher.build_parts import Part, ex, exprs, span_of
+from query_guard.cypher.build_children import Children, Rules
+from query_guard.cypher.build_parts import Part, ex, exprs
 
 # tokens of a target that are names or punctuation, not part of the command's kind
 _NOT_WORDS = frozenset({"PARAM", "COMMA", "DOT", "NAME", "ESCAPED_NAME"})
@@ -46,139 +48,173 @@ class ShowBody:
     returns: Return | None = None
 
 
-def _words(children: list[Any]) -> list[str]:
-    return [
-        t.value.upper() for t in children if isinstance(t, Token) and t.type not in _NOT_WORDS
-    ]
+def _words(children: Sequence[Any]) -> list[str]:
+    return [t.value.upper() for t in children if isinstance(t, Token) and t.type not in _NOT_WORDS]
 
 
-def _parts(children: list[Any]) -> dict[str, Part]:
+def _parts(children: Sequence[Any]) -> dict[str, Part]:
     return {x.kind: x for x in children if type(x) is Part}
 
 
-def _names(children: list[Any]) -> list[Expr]:
+def _names(children: Sequence[Any]) -> list[Expr]:
     found = _parts(children).get("names")
     return list(found.value) if found is not None else []
 
 
-def _executable(children: list[Any]) -> str | None:
+def _executable(children: Sequence[Any]) -> str | None:
     found = _parts(children).get("executable")
     return found.value if found is not None else None
 
 
-class ShowBuilder:
-    """Callbacks for the `show_*` rules of grammars/cypher.lark (mixed into CypherBuilder)."""
+RULES = Rules()
+rule = RULES.rule
 
-    # ---------------------------------------------------------------- statement
+# ---------------------------------------------------------------- statement
 
-    def show_command(self, c: list[Any]) -> SingleQuery:
-        """`[USE graph] SHOW …`: the USE stays a clause of its own, as in queries."""
-        return SingleQuery(span_of(c), [x for x in c if isinstance(x, (OtherClause, ShowCommand))])
 
-    def show_part(self, c: list[Any]) -> ShowCommand:
-        target: ShowTarget = _parts(c)["target"].value
-        return self._command(c, ["SHOW", *target.words], target)
+@rule("show_command", "use_clause? *parts")
+def show_command(c: Children) -> SingleQuery:
+    """`[USE graph] SHOW …`: the USE stays a clause of its own, as in queries."""
+    return SingleQuery(c.span, [x for x in c if isinstance(x, (OtherClause, ShowCommand))])
 
-    def terminate_part(self, c: list[Any]) -> ShowCommand:
-        words = _words(c)
-        target = ShowTarget(words, "TERMINATE TRANSACTIONS", _names(c))
-        return self._command(c, words, target)
 
-    def _command(self, c: list[Any], words: list[str], target: ShowTarget) -> ShowCommand:
-        body_part = _parts(c).get("body")
-        body: ShowBody = body_part.value if body_part is not None else ShowBody()
-        return ShowCommand(
-            span_of(c),
-            " ".join(words),
-            target.target,
-            target.names,
-            target.executable_by,
-            body.yield_items,
-            body.yield_star,
-            body.order_by,
-            body.skip,
-            body.limit,
-            body.where,
-            body.returns,
-        )
+@rule("show_part", "SHOW show_target show_body?")
+def show_part(c: Children) -> ShowCommand:
+    target: ShowTarget = c.show_target.value
+    return _command(c, ["SHOW", *target.words], target)
 
-    # ---------------------------------------------------------------- targets
 
-    def _target(self, c: list[Any], target: str) -> Part:
-        value = ShowTarget(_words(c), target, _names(c), _executable(c))
-        return Part("target", value, span_of(c))
+@rule("terminate_part", "TERMINATE TRANSACTION|TRANSACTIONS show_names show_body?")
+def terminate_part(c: Children) -> ShowCommand:
+    words = _words(c)
+    target = ShowTarget(words, "TERMINATE TRANSACTIONS", _names(c))
+    return _command(c, words, target)
 
-    def show_indexes(self, c: list[Any]) -> Part:
-        return self._target(c, "INDEXES")
 
-    def show_constraints(self, c: list[Any]) -> Part:
-        kind = _parts(c).get("constraint_kind")
-        target = self._target(c, "CONSTRAINTS")
-        if kind is not None:
-            target.value.words[:0] = kind.value
-        return target
+def _command(c: Children, words: list[str], target: ShowTarget) -> ShowCommand:
+    body: ShowBody = c.show_body.value if c.show_body is not None else ShowBody()
+    return ShowCommand(
+        c.span,
+        " ".join(words),
+        target.target,
+        target.names,
+        target.executable_by,
+        body.yield_items,
+        body.yield_star,
+        body.order_by,
+        body.skip,
+        body.limit,
+        body.where,
+        body.returns,
+    )
 
-    def constraint_kind(self, c: list[Any]) -> Part:
-        return Part("constraint_kind", _words(c), span_of(c))
 
-    def show_functions(self, c: list[Any]) -> Part:
-        return self._target(c, "FUNCTIONS")
+# ---------------------------------------------------------------- targets
 
-    def show_procedures(self, c: list[Any]) -> Part:
-        return self._target(c, "PROCEDURES")
 
-    def executable_by(self, c: list[Any]) -> Part:
-        name = next((x for x in c if type(x) is Part), None)
-        words = _words(c)
-        who = "CURRENT USER" if "CURRENT" in words else (name.value if name else None)
-        return Part("executable", who, span_of(c))
+def _target(c: Children, target: str) -> Part:
+    value = ShowTarget(_words(c), target, _names(c), _executable(c))
+    return Part("target", value, c.span)
 
-    def show_transactions(self, c: list[Any]) -> Part:
-        return self._target(c, "TRANSACTIONS")
 
-    def show_settings(self, c: list[Any]) -> Part:
-        return self._target(c, "SETTINGS")
+@rule("show_indexes", "ALL|BTREE|RANGE|TEXT|POINT|LOOKUP|FULLTEXT|VECTOR? INDEX|INDEXES")
+def show_indexes(c: Children) -> Part:
+    return _target(c, "INDEXES")
 
-    def show_names(self, c: list[Any]) -> Part:
-        return Part("names", exprs(c), span_of(c))
 
-    def show_admin(self, c: list[Any]) -> Part:
-        words = _words(c)
-        return Part("target", ShowTarget(words, " ".join(words)), span_of(c))
+@rule("show_constraints", "kind=constraint_kind? CONSTRAINT|CONSTRAINTS")
+def show_constraints(c: Children) -> Part:
+    target = _target(c, "CONSTRAINTS")
+    if c.kind is not None:
+        target.value.words[:0] = c.kind.value
+    return target
 
-    # ---------------------------------------------------------------- bodies
 
-    def show_body(self, c: list[Any]) -> Part:
-        parts = _parts(c)
-        body = ShowBody()
-        if "yield" in parts:
-            body = parts["yield"].value
-        elif "where" in parts:
-            body.where = parts["where"].value
-        body.returns = next((x for x in c if isinstance(x, Return)), None)
-        return Part("body", body, span_of(c))
+@rule("constraint_kind", "*words")
+def constraint_kind(c: Children) -> Part:
+    return Part("constraint_kind", _words(c.words), c.span)
 
-    def show_yield(self, c: list[Any]) -> Part:
-        parts = _parts(c)
 
-        def value(kind: str) -> Any:
-            return parts[kind].value if kind in parts else None
+@rule("show_functions", "*words executable_by?")
+def show_functions(c: Children) -> Part:
+    return _target(c, "FUNCTIONS")
 
-        body = ShowBody(
-            yield_items=[x for x in c if isinstance(x, ProjectionItem)],
-            yield_star=any(isinstance(x, Token) and x.type == "STAR" for x in c),
-            order_by=value("order") or [],
-            skip=value("skip"),
-            limit=value("limit"),
-            where=value("where"),
-        )
-        return Part("yield", body, span_of(c))
 
-    def show_skip(self, c: list[Any]) -> Part:
-        return Part("skip", ex(exprs(c)[0]), span_of(c))
+@rule("show_procedures", "PROCEDURE|PROCEDURES executable_by?")
+def show_procedures(c: Children) -> Part:
+    return _target(c, "PROCEDURES")
 
-    def show_limit(self, c: list[Any]) -> Part:
-        return Part("limit", ex(exprs(c)[0]), span_of(c))
 
-    def show_where(self, c: list[Any]) -> Part:
-        return Part("where", ex(exprs(c)[0]), span_of(c))
+@rule("executable_by", "EXECUTABLE *who")
+def executable_by(c: Children) -> Part:
+    name = next((x for x in c.who if type(x) is Part), None)
+    words = _words(c)
+    who = "CURRENT USER" if "CURRENT" in words else (name.value if name else None)
+    return Part("executable", who, c.span)
+
+
+@rule("show_transactions", "TRANSACTION|TRANSACTIONS show_names?")
+def show_transactions(c: Children) -> Part:
+    return _target(c, "TRANSACTIONS")
+
+
+@rule("show_settings", "SETTING|SETTINGS show_names?")
+def show_settings(c: Children) -> Part:
+    return _target(c, "SETTINGS")
+
+
+@rule("show_names", "*items")
+def show_names(c: Children) -> Part:
+    return Part("names", exprs(c.items), c.span)
+
+
+@rule("show_admin", "*words")
+def show_admin(c: Children) -> Part:
+    words = _words(c.words)
+    return Part("target", ShowTarget(words, " ".join(words)), c.span)
+
+
+# ---------------------------------------------------------------- bodies
+
+
+@rule("show_body", "*parts")
+def show_body(c: Children) -> Part:
+    parts = _parts(c.parts)
+    body = ShowBody()
+    if "yield" in parts:
+        body = parts["yield"].value
+    elif "where" in parts:
+        body.where = parts["where"].value
+    body.returns = next((x for x in c.parts if isinstance(x, Return)), None)
+    return Part("body", body, c.span)
+
+
+@rule("show_yield", "YIELD *items order_by? skip=show_skip? limit=show_limit? where=show_where?")
+def show_yield(c: Children) -> Part:
+    def value(part: Part | None) -> Any:
+        return part.value if part is not None else None
+
+    body = ShowBody(
+        yield_items=[x for x in c.items if isinstance(x, ProjectionItem)],
+        yield_star=any(isinstance(x, Token) and x.type == "STAR" for x in c.items),
+        order_by=value(c.order_by) or [],
+        skip=value(c.skip),
+        limit=value(c.limit),
+        where=value(c.where),
+    )
+    return Part("yield", body, c.span)
+
+
+@rule("show_skip", "SKIP|OFFSET expr")
+def show_skip(c: Children) -> Part:
+    return Part("skip", ex(c.expr), c.span)
+
+
+@rule("show_limit", "LIMIT expr")
+def show_limit(c: Children) -> Part:
+    return Part("limit", ex(c.expr), c.span)
+
+
+@rule("show_where", "WHERE expr")
+def show_where(c: Children) -> Part:
+    return Part("where", ex(c.expr), c.span)
