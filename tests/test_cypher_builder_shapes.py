@@ -53,7 +53,7 @@ def test_a_rule_without_a_callback_is_refused(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_children_are_read_by_name_not_position() -> None:
-    """No `c[3]` / `c[-1]` in the builders: the shapes name every child they read."""
+    """No `c[3]` / `c[-1]` in the builders: they read `c[RULE.name]`, named by the shapes."""
     assert BUILDER_MODULES
     found = [
         f"{path.name}:{n}: {line.strip()}"

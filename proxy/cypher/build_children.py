@@ -1,13 +1,16 @@
 """Named children for the Cypher AST builder: each grammar rule's callback declares the shape
-of the children lark hands it, once, and reads them by name (`c.where`, `c.items`), never by
-position.
+of the children lark hands it, once, and reads them by name (`c[MATCH_CLAUSE.where]`), never
+by a number: the shape is the one table that maps names to positions.
 
 A shape is a string of slots, one per child, in grammar order:
 
-* `SYM` or `name=SYM|OTHER` - one child that is the terminal or rule SYM (or OTHER); read as
-  `c.name` (default: SYM in lower case; a default name used twice is not readable);
+* `SYM` or `name=SYM|OTHER` - one child that is the terminal or rule SYM (or OTHER), at
+  `c[S.name]` (default name: SYM in lower case; a default name used twice is not readable);
 * a trailing `?` - the child may be a None placeholder (an `[optional]` part);
-* `*name` - any number of children (lark's `x*` / `x+` / `_rule` splices), read as a tuple.
+* `*name` - any number of children (lark's `x*` / `x+` / `_rule` splices), `c[S.name]` a list.
+
+The callbacks receive lark's own child list (no view object, no wrapper: the parse is on the
+guard's hot path); `S` is the `Slots` the rule's decorator returned.
 
 `check_shapes` matches every shape against the expansions lark compiled from the grammar
 (`Lark.rules`): a rule without a callback, a callback without a rule, a child count or symbol
@@ -20,27 +23,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from lark.grammar import Rule
 
-from query_guard.cypher.build_parts import span_of
-
 _VARIADIC = "*"  # marks a spliced `_rule` in an expansion's slot list
-
-
-class Children(tuple[Any, ...]):
-    """The children of one rule, readable by the names of its declared shape."""
-
-    __slots__ = ()
-
-    # (start of the first present child, end of the last present child)
-    span = property(span_of)
-
-    if TYPE_CHECKING:
-
-        def __getattr__(self, name: str) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,22 +69,20 @@ class Shape:
             )
         return cls(text, tuple(before), star, tuple(after))
 
-    def view(self, rule: str) -> type[Children]:
-        """A Children subclass whose properties read this shape's slots."""
+    def positions(self, rule: str) -> dict[str, int | slice]:
+        """Each readable slot's index (negative after the `*` run); the run's slice."""
         slots = [*self.prefix, *self.suffix]
         explicit = [s.name for s in slots if s.name is not None]
-        names: dict[str, Any] = {}
-        n_suffix = len(self.suffix)
+        found: dict[str, int | slice] = {}
         for i, slot in enumerate(slots):
-            index = i if i < len(self.prefix) else i - len(slots)
-            if slot.name is not None and slot.name in ("span", self.star):
+            if slot.name is None or explicit.count(slot.name) > 1:
+                continue
+            if slot.name == self.star or slot.name.startswith("_") or slot.name == "shape":
                 raise ValueError(f"rule {rule!r}: slot name {slot.name!r} is taken")
-            if slot.name is not None and explicit.count(slot.name) == 1:
-                names[slot.name] = property(itemgetter(index))
+            found[slot.name] = i if i < len(self.prefix) else i - len(slots)
         if self.star:
-            run = slice(len(self.prefix), -n_suffix if n_suffix else None)
-            names[self.star] = property(itemgetter(run))
-        return type(f"{rule}_children", (Children,), {"__slots__": (), **names})
+            found[self.star] = slice(len(self.prefix), -len(self.suffix) or None)
+        return found
 
     def mismatches(self, rule: str, expansions: list[list[str | None]]) -> list[str]:
         """Why the expansions (slot lists: symbol, None placeholder, `*` splice) do not fit."""
@@ -129,28 +114,37 @@ class Shape:
 @dataclass(frozen=True, slots=True)
 class Builder:
     shape: Shape
-    view: type[Children]
-    build: Callable[[Any], Any]
+    build: Callable[[list[Any]], Any]  # lark's callback itself: no wrapper on the hot path
 
-    def callback(self) -> Callable[[list[Any]], Any]:
-        view, build = self.view, self.build
-        return lambda children: build(view(children))
+
+class Slots:
+    """Where the named children of one rule sit in the list lark passes: `c[S.where]` for a
+    slot, `c[S.items]` (a slice) for the `*` run. Decorating a function with it registers that
+    function as the rule's builder."""
+
+    def __init__(self, table: Rules, rule: str, shape: Shape) -> None:
+        self._table = table
+        self._rule = rule
+        self.shape = shape
+        for name, position in shape.positions(rule).items():
+            setattr(self, name, position)
+
+    def __call__(self, build: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+        if self._rule in self._table:
+            raise ValueError(f"two callbacks for rule {self._rule!r}")
+        self._table[self._rule] = Builder(self.shape, build)
+        return build
+
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any: ...
 
 
 class Rules(dict[str, Builder]):
     """The callbacks of one family of grammar rules, by rule name (or alias)."""
 
-    def rule(self, name: str, shape: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
-        parsed = Shape.parse(shape)
-        view = parsed.view(name)
-
-        def register(build: Callable[[Any], Any]) -> Callable[[Any], Any]:
-            if name in self:
-                raise ValueError(f"two callbacks for rule {name!r}")
-            self[name] = Builder(parsed, view, build)
-            return build
-
-        return register
+    def rule(self, name: str, shape: str) -> Slots:
+        return Slots(self, name, Shape.parse(shape))
 
 
 def merge(*families: Mapping[str, Builder]) -> dict[str, Builder]:

@@ -2,10 +2,12 @@
 transformer, and checked against the compiled grammar when the parser is built.
 
 Families (one module each, each a `RULES` table of rule name -> builder with a declared shape):
-clauses (transform.py), expressions (transform_expr.py), label expressions
-(transform_labels.py), patterns (transform_pattern.py), index and constraint commands
-(transform_schema.py), SHOW / TERMINATE (transform_show.py). lark calls a callback by rule name
-(or alias); lark's own splice rules (`_name`, `x*`, `x+`) have none and become Trees that lark
+queries and reading clauses (transform.py), writing clauses and CALL (transform_clauses.py),
+expressions (transform_expr.py), lists, maps, CASE and subqueries (transform_collections.py),
+label expressions (transform_labels.py), patterns (transform_pattern.py), index and constraint
+commands (transform_schema.py), SHOW / TERMINATE (transform_show.py). No mixins: the tables are
+merged, a rule claimed twice is an error. lark calls a callback by rule name (or alias) with its
+own child list; lark's splice rules (`_name`, `x*`, `x+`) have none and become Trees that lark
 splices into their parent.
 """
 
@@ -18,6 +20,8 @@ from lark.grammar import Rule
 
 from query_guard.cypher import (
     transform,
+    transform_clauses,
+    transform_collections,
     transform_expr,
     transform_labels,
     transform_pattern,
@@ -28,6 +32,8 @@ from query_guard.cypher.build_children import check_shapes, merge
 
 TABLE = merge(
     transform.RULES,
+    transform_clauses.RULES,
+    transform_collections.RULES,
     transform_expr.RULES,
     transform_labels.RULES,
     transform_pattern.RULES,
@@ -38,7 +44,7 @@ TABLE = merge(
 
 def transformer() -> SimpleNamespace:
     """lark's inline transformer: an object whose attribute per rule name is its callback."""
-    return SimpleNamespace(**{name: b.callback() for name, b in TABLE.items()})
+    return SimpleNamespace(**{name: b.build for name, b in TABLE.items()})
 
 
 def check_grammar(rules: Iterable[Rule]) -> None:

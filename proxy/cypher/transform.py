@@ -8,38 +8,27 @@ tokens).
 
 from __future__ import annotations
 
+from typing import Any
+
 from lark import Token
 
 from query_guard.cypher.ast import (
-    BinaryOp,
-    CallProcedure,
-    CallSubquery,
-    Clause,
-    Create,
-    Delete,
     Expr,
-    Foreach,
-    LabelCheck,
-    LoadCsv,
     Match,
-    Merge,
     OtherClause,
     ProjectionItem,
     Query,
-    Remove,
     Return,
     SchemaCommand,
     Script,
-    SetClause,
     SingleQuery,
     SortItem,
     UnionQuery,
     Unwind,
-    Variable,
     With,
 )
-from query_guard.cypher.build_children import Children, Rules
-from query_guard.cypher.build_parts import Part, ex, exprs, has, tok_span
+from query_guard.cypher.build_children import Rules
+from query_guard.cypher.build_parts import Part, ex, has, span_of, tok_span
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
 _ADMIN_WORDS = frozenset(
@@ -91,261 +80,210 @@ rule = RULES.rule
 # ---------------------------------------------------------------- script and queries
 
 
-@rule("start", "*statements")
-def start(c: Children) -> Script:
-    return Script(c.span, [x for x in c.statements if not isinstance(x, Token)])
+START = rule("start", "*statements")
 
 
-@rule("explain", "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema")
-def explain(c: Children) -> Query:
-    query, word = c.query, c.word
+@START
+def start(c: list[Any]) -> Script:
+    return Script(span_of(c), [x for x in c[START.statements] if not isinstance(x, Token)])
+
+
+EXPLAIN = rule(
+    "explain", "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema"
+)
+
+
+@EXPLAIN
+def explain(c: list[Any]) -> Query:
+    query, word = c[EXPLAIN.query], c[EXPLAIN.word]
     first = query if isinstance(query, SingleQuery) else query.branches[0]
     first.clauses.insert(0, OtherClause(tok_span(word), word.value.upper()))
     first.span = (word.start_pos, first.span[1])
-    query.span = c.span
+    query.span = span_of(c)
     return query
 
 
-@rule("query", "first=single_query *unions")
-def query(c: Children) -> Query:
-    if not c.unions:
-        return c.first
+QUERY = rule("query", "first=single_query *unions")
+
+
+@QUERY
+def query(c: list[Any]) -> Query:
+    if not c[QUERY.unions]:
+        return c[QUERY.first]
     branches = [x for x in c if isinstance(x, SingleQuery)]
     flags = [x.value for x in c if type(x) is Part]
-    return UnionQuery(c.span, branches, flags)
+    return UnionQuery(span_of(c), branches, flags)
 
 
-@rule("union_op", "UNION all=ALL|DISTINCT?")
-def union_op(c: Children) -> Part:
-    return Part("union", c.all is not None and c.all.type == "ALL", c.span)
+UNION_OP = rule("union_op", "UNION all=ALL|DISTINCT?")
 
 
-@rule("single_query", "*clauses")
-def single_query(c: Children) -> SingleQuery:
-    return SingleQuery(c.span, list(c.clauses))
+@UNION_OP
+def union_op(c: list[Any]) -> Part:
+    return Part("union", c[UNION_OP.all] is not None and c[UNION_OP.all].type == "ALL", span_of(c))
 
 
-@rule("schema_command", "*words")
-def schema_command(c: Children) -> SingleQuery:
+SINGLE_QUERY = rule("single_query", "*clauses")
+
+
+@SINGLE_QUERY
+def single_query(c: list[Any]) -> SingleQuery:
+    return SingleQuery(span_of(c), list(c[SINGLE_QUERY.clauses]))
+
+
+SCHEMA_COMMAND = rule("schema_command", "*words")
+
+
+@SCHEMA_COMMAND
+def schema_command(c: list[Any]) -> SingleQuery:
     """An admin command, wrapped as a one-clause query so statements stay Query-typed."""
-    words = [t.value.upper() for t in c.words if isinstance(t, Token) and t.type != "SCHEMA_REST"]
-    rest = next((t for t in c.words if isinstance(t, Token) and t.type == "SCHEMA_REST"), None)
+    words = [
+        t.value.upper()
+        for t in c[SCHEMA_COMMAND.words]
+        if isinstance(t, Token) and t.type != "SCHEMA_REST"
+    ]
+    rest = next(
+        (t for t in c[SCHEMA_COMMAND.words] if isinstance(t, Token) and t.type == "SCHEMA_REST"),
+        None,
+    )
     if rest is not None:
         for word in rest.value.split()[:3]:
             if word.upper() not in _ADMIN_WORDS:
                 break
             words.append(word.upper())
-    span = c.span
+    span = span_of(c)
     return SingleQuery(span, [SchemaCommand(span, " ".join(words))])
 
 
 # ---------------------------------------------------------------- reading clauses
 
 
-@rule("where", "WHERE expr")
-def where(c: Children) -> Expr:
-    return ex(c.expr)
+WHERE = rule("where", "WHERE expr")
 
 
-@rule("match_clause", "optional=OPTIONAL? MATCH pattern where?")
-def match_clause(c: Children) -> Match:
-    return Match(c.span, c.optional is not None, c.pattern.value, c.where)
+@WHERE
+def where(c: list[Any]) -> Expr:
+    return ex(c[WHERE.expr])
 
 
-@rule("unwind_clause", "UNWIND expr AS variable")
-def unwind_clause(c: Children) -> Unwind:
-    return Unwind(c.span, ex(c.expr), c.variable)
+MATCH_CLAUSE = rule("match_clause", "optional=OPTIONAL? MATCH pattern where?")
 
 
-@rule("finish_clause", "FINISH")
-def finish_clause(c: Children) -> OtherClause:
-    return OtherClause(c.span, "FINISH")
+@MATCH_CLAUSE
+def match_clause(c: list[Any]) -> Match:
+    return Match(
+        span_of(c),
+        c[MATCH_CLAUSE.optional] is not None,
+        c[MATCH_CLAUSE.pattern].value,
+        c[MATCH_CLAUSE.where],
+    )
 
 
-@rule("use_clause", "USE expr")
-def use_clause(c: Children) -> OtherClause:
-    return OtherClause(c.span, "USE", [ex(c.expr)])
+UNWIND_CLAUSE = rule("unwind_clause", "UNWIND expr AS variable")
+
+
+@UNWIND_CLAUSE
+def unwind_clause(c: list[Any]) -> Unwind:
+    return Unwind(span_of(c), ex(c[UNWIND_CLAUSE.expr]), c[UNWIND_CLAUSE.variable])
+
+
+FINISH_CLAUSE = rule("finish_clause", "FINISH")
+
+
+@FINISH_CLAUSE
+def finish_clause(c: list[Any]) -> OtherClause:
+    return OtherClause(span_of(c), "FINISH")
+
+
+USE_CLAUSE = rule("use_clause", "USE expr")
+
+
+@USE_CLAUSE
+def use_clause(c: list[Any]) -> OtherClause:
+    return OtherClause(span_of(c), "USE", [ex(c[USE_CLAUSE.expr])])
 
 
 # ---------------------------------------------------------------- projections
 
 
-@rule("projection_item", "expr AS? variable?")
-def projection_item(c: Children) -> ProjectionItem:
-    return ProjectionItem(c.span, ex(c.expr), c.variable)
+PROJECTION_ITEM = rule("projection_item", "expr AS? variable?")
 
 
-@rule("projection_items", "*items")
-def projection_items(c: Children) -> Part:
-    items = [x for x in c.items if isinstance(x, ProjectionItem)]
-    return Part("items", (has(c.items, "STAR"), items), c.span)
+@PROJECTION_ITEM
+def projection_item(c: list[Any]) -> ProjectionItem:
+    return ProjectionItem(span_of(c), ex(c[PROJECTION_ITEM.expr]), c[PROJECTION_ITEM.variable])
 
 
-@rule("sort_item", "expr direction=sort_dir?")
-def sort_item(c: Children) -> SortItem:
-    desc = c.direction is not None and c.direction.type.startswith("DESC")
-    return SortItem(c.span, ex(c.expr), desc)
+PROJECTION_ITEMS = rule("projection_items", "*items")
 
 
-@rule("order_by", "ORDER BY *items")
-def order_by(c: Children) -> Part:
-    return Part("order", [x for x in c.items if isinstance(x, SortItem)], c.span)
+@PROJECTION_ITEMS
+def projection_items(c: list[Any]) -> Part:
+    items = [x for x in c[PROJECTION_ITEMS.items] if isinstance(x, ProjectionItem)]
+    return Part("items", (has(c[PROJECTION_ITEMS.items], "STAR"), items), span_of(c))
 
 
-@rule("skip", "SKIP|OFFSET expr")
-def skip(c: Children) -> Expr:
-    return ex(c.expr)
+SORT_ITEM = rule("sort_item", "expr direction=sort_dir?")
 
 
-@rule("limit", "LIMIT expr")
-def limit(c: Children) -> Expr:
-    return ex(c.expr)
+@SORT_ITEM
+def sort_item(c: list[Any]) -> SortItem:
+    desc = c[SORT_ITEM.direction] is not None and c[SORT_ITEM.direction].type.startswith("DESC")
+    return SortItem(span_of(c), ex(c[SORT_ITEM.expr]), desc)
 
 
-@rule("projection_body", "distinct=DISTINCT? items=projection_items order=order_by? skip? limit?")
-def projection_body(c: Children) -> Part:
-    star, items = c.items.value
-    order = c.order.value if c.order is not None else []
-    distinct = c.distinct is not None
-    return Part("projection", (distinct, star, items, order, c.skip, c.limit), c.span)
+ORDER_BY = rule("order_by", "ORDER BY *items")
 
 
-@rule("with_clause", "WITH body=projection_body where?")
-def with_clause(c: Children) -> With:
-    return With(c.span, *c.body.value, where=c.where)
+@ORDER_BY
+def order_by(c: list[Any]) -> Part:
+    return Part("order", [x for x in c[ORDER_BY.items] if isinstance(x, SortItem)], span_of(c))
 
 
-@rule("return_clause", "RETURN body=projection_body")
-def return_clause(c: Children) -> Return:
-    return Return(c.span, *c.body.value)
+SKIP = rule("skip", "SKIP|OFFSET expr")
 
 
-# ---------------------------------------------------------------- writing clauses
+@SKIP
+def skip(c: list[Any]) -> Expr:
+    return ex(c[SKIP.expr])
 
 
-@rule("create_clause", "CREATE pattern")
-def create_clause(c: Children) -> Create:
-    return Create(c.span, c.pattern.value)
+LIMIT = rule("limit", "LIMIT expr")
 
 
-@rule("merge_action", "ON MATCH|CREATE SET *items")
-def merge_action(c: Children) -> SetClause:
-    return SetClause(c.span, [x for x in c.items if not isinstance(x, Token)])
+@LIMIT
+def limit(c: list[Any]) -> Expr:
+    return ex(c[LIMIT.expr])
 
 
-@rule("merge_clause", "MERGE pattern_part *actions")
-def merge_clause(c: Children) -> Merge:
-    return Merge(c.span, c.pattern_part, [x for x in c.actions if isinstance(x, SetClause)])
-
-
-@rule("set_assign", "target=postfix_expr op=EQ|PLUS_EQ value=expr")
-def set_assign(c: Children) -> BinaryOp:
-    return BinaryOp(c.span, c.op.value, ex(c.target), ex(c.value), tok_span(c.op))
-
-
-@rule("set_labels", "variable node_labels")
-def set_labels(c: Children) -> LabelCheck:
-    return LabelCheck(c.span, c.variable, c.node_labels)
-
-
-@rule("set_clause", "SET *items")
-def set_clause(c: Children) -> SetClause:
-    return SetClause(c.span, [x for x in c.items if not isinstance(x, Token)])
-
-
-@rule("remove_property", "postfix_expr")
-def remove_property(c: Children) -> Expr:
-    return ex(c.postfix_expr)
-
-
-@rule("remove_clause", "REMOVE *items")
-def remove_clause(c: Children) -> Remove:
-    return Remove(c.span, [x for x in c.items if not isinstance(x, Token)])
-
-
-@rule("delete_clause", "detach=DETACH? DELETE *items")
-def delete_clause(c: Children) -> Delete:
-    return Delete(c.span, c.detach is not None, exprs(c.items))
-
-
-@rule("foreach_clause", "FOREACH LPAR variable IN expr BAR *clauses RPAR")
-def foreach_clause(c: Children) -> Foreach:
-    clauses = [x for x in c.clauses if isinstance(x, Clause)]
-    return Foreach(c.span, c.variable, ex(c.expr), clauses)
-
-
-@rule(
-    "load_csv_clause",
-    "LOAD CSV WITH? HEADERS? FROM source=expr AS variable FIELDTERMINATOR? STRING?",
+PROJECTION_BODY = rule(
+    "projection_body", "distinct=DISTINCT? items=projection_items order=order_by? skip? limit?"
 )
-def load_csv_clause(c: Children) -> LoadCsv:
-    return LoadCsv(c.span, c.headers is not None, ex(c.source), c.variable)
 
 
-# ---------------------------------------------------------------- CALL
+@PROJECTION_BODY
+def projection_body(c: list[Any]) -> Part:
+    star, items = c[PROJECTION_BODY.items].value
+    order = c[PROJECTION_BODY.order].value if c[PROJECTION_BODY.order] is not None else []
+    distinct = c[PROJECTION_BODY.distinct] is not None
+    return Part(
+        "projection",
+        (distinct, star, items, order, c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit]),
+        span_of(c),
+    )
 
 
-@rule("procedure_name", "*names")
-def procedure_name(c: Children) -> Part:
-    names = [x.value for x in c.names if type(x) is Part]
-    return Part("procedure", ".".join(names), c.span)
+WITH_CLAUSE = rule("with_clause", "WITH body=projection_body where?")
 
 
-@rule("yield_item", "name=symbolic_name AS? variable?")
-def yield_item(c: Children) -> ProjectionItem:
-    name: Part = c.name
-    return ProjectionItem(c.span, Variable(name.span, name.value), c.variable)
+@WITH_CLAUSE
+def with_clause(c: list[Any]) -> With:
+    return With(span_of(c), *c[WITH_CLAUSE.body].value, where=c[WITH_CLAUSE.where])
 
 
-@rule("yield_all", "YIELD STAR")
-def yield_all(c: Children) -> Part:
-    return Part("yield", (True, [], None), c.span)
+RETURN_CLAUSE = rule("return_clause", "RETURN body=projection_body")
 
 
-@rule("yield_clause", "YIELD *items where?")
-def yield_clause(c: Children) -> Part:
-    items = [x for x in c.items if isinstance(x, ProjectionItem)]
-    return Part("yield", (False, items, c.where), c.span)
-
-
-@rule("call_clause", "CALL name=procedure_name lpar=LPAR? *args RPAR? yields=yield_clause?")
-def call_clause(c: Children) -> CallProcedure:
-    name: Part = c.name
-    args = exprs(c.args) if c.lpar is not None else None
-    star, items, where = (False, [], None) if c.yields is None else c.yields.value
-    return CallProcedure(c.span, name.value, name.span, args, items, star, where)
-
-
-@rule("call_scope", "LPAR *items RPAR")
-def call_scope(c: Children) -> Part:
-    variables = [x for x in c.items if isinstance(x, Variable)]
-    return Part("scope", (has(c.items, "STAR"), variables), c.span)
-
-
-@rule(
-    "in_transactions",
-    "IN batch=expr? CONCURRENT? TRANSACTIONS OF? rows=expr? ROW|ROWS? on_error? report_status?",
-)
-def in_transactions(c: Children) -> Part:
-    return Part("tx", True, c.span)
-
-
-@rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
-def on_error(c: Children) -> Part:
-    return Part("on_error", c.action.value.upper(), c.span)
-
-
-@rule("report_status", "REPORT STATUS AS variable")
-def report_status(c: Children) -> Part:
-    return Part("report", c.variable, c.span)
-
-
-@rule(
-    "call_subquery",
-    "optional=OPTIONAL? CALL scope=call_scope? LBRACE query RBRACE tx=in_transactions?",
-)
-def call_subquery(c: Children) -> CallSubquery:
-    scope: Part | None = c.scope
-    imports = None if scope is None else scope.value[1]
-    import_all = scope is not None and scope.value[0]
-    return CallSubquery(c.span, c.query, imports, c.tx is not None, import_all)
+@RETURN_CLAUSE
+def return_clause(c: list[Any]) -> Return:
+    return Return(span_of(c), *c[RETURN_CLAUSE.body].value)

@@ -1,6 +1,7 @@
 """The expression family of the lark-callbacks -> typed AST builder (assembled in builders.py):
-operator precedence (`_Pratt`) and the expression rules' callbacks; label expressions are in
-transform_labels.py, shared pieces in build_parts.py.
+operator precedence (`_Pratt`), names, literals, operators and calls; lists, maps, CASE and
+subqueries are in transform_collections.py, label expressions in transform_labels.py, shared
+pieces in build_parts.py.
 
 The parser runs with `keep_all_tokens=True`, so each callback receives every token of its rule
 (punctuation included), read by the names of its declared shape (build_children.py), and
@@ -15,27 +16,19 @@ from lark import Token
 
 from query_guard.cypher.ast import (
     BinaryOp,
-    CaseExpr,
     FunctionCall,
     LabelCheck,
-    ListComprehension,
-    ListLiteral,
     Literal,
-    MapLiteral,
-    MapProjection,
     Node,
     OtherExpr,
     Parameter,
-    PatternComprehension,
     PropertyLookup,
-    SubqueryExpr,
     Subscript,
     UnaryOp,
     Variable,
 )
-from query_guard.cypher.build_children import Children, Rules
+from query_guard.cypher.build_children import Rules
 from query_guard.cypher.build_parts import (
-    BracedMapProjection,
     BuildError,
     Paren,
     Part,
@@ -45,7 +38,7 @@ from query_guard.cypher.build_parts import (
     exprs,
     in_binding,
     parse_int,
-    pattern_of,
+    span_of,
     start_of,
     tok_span,
     unescape_name,
@@ -129,96 +122,144 @@ rule = RULES.rule
 # ---------------------------------------------------------------- names and atoms
 
 
-@rule("symbolic_name", "name=NAME|ESCAPED_NAME")
-def symbolic_name(c: Children) -> Part:
-    tok = c.name
+SYMBOLIC_NAME = rule("symbolic_name", "name=NAME|ESCAPED_NAME")
+
+
+@SYMBOLIC_NAME
+def symbolic_name(c: list[Any]) -> Part:
+    tok = c[SYMBOLIC_NAME.name]
     return Part("name", unescape_name(tok.value), tok_span(tok))
 
 
-@rule("variable", "name=NAME|ESCAPED_NAME")
-def variable(c: Children) -> Variable:
-    tok = c.name
+VARIABLE = rule("variable", "name=NAME|ESCAPED_NAME")
+
+
+@VARIABLE
+def variable(c: list[Any]) -> Variable:
+    tok = c[VARIABLE.name]
     return Variable((tok.start_pos, tok.end_pos), unescape_name(tok.value))
 
 
-@rule("keyword_variable", "word=COUNT|EXISTS|COLLECT")
-def keyword_variable(c: Children) -> Variable:
-    return Variable(tok_span(c.word), c.word.value)
+KEYWORD_VARIABLE = rule("keyword_variable", "word=COUNT|EXISTS|COLLECT")
 
 
-@rule("parameter", "PARAM")
-def parameter(c: Children) -> Parameter:
-    return Parameter(tok_span(c.param), unescape_name(c.param.value[1:]))
+@KEYWORD_VARIABLE
+def keyword_variable(c: list[Any]) -> Variable:
+    return Variable(tok_span(c[KEYWORD_VARIABLE.word]), c[KEYWORD_VARIABLE.word].value)
 
 
-@rule("string", "STRING")
-def string(c: Children) -> Literal:
-    return Literal(tok_span(c.string), "string", unescape_string(c.string.value))
+PARAMETER = rule("parameter", "PARAM")
 
 
-@rule("integer", "INTEGER")
-def integer(c: Children) -> Literal:
-    return Literal(tok_span(c.integer), "integer", parse_int(c.integer.value))
+@PARAMETER
+def parameter(c: list[Any]) -> Parameter:
+    return Parameter(tok_span(c[PARAMETER.param]), unescape_name(c[PARAMETER.param].value[1:]))
 
 
-@rule("float", "FLOAT")
-def float_literal(c: Children) -> Literal:
-    return Literal(tok_span(c.float), "float", float(c.float.value))
+STRING = rule("string", "STRING")
 
 
-@rule("true", "TRUE")
-def true(c: Children) -> Literal:
-    return Literal(tok_span(c.true), "boolean", True)
+@STRING
+def string(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[STRING.string]), "string", unescape_string(c[STRING.string].value))
 
 
-@rule("false", "FALSE")
-def false(c: Children) -> Literal:
-    return Literal(tok_span(c.false), "boolean", False)
+INTEGER = rule("integer", "INTEGER")
 
 
-@rule("null", "NULL")
-def null(c: Children) -> Literal:
-    return Literal(tok_span(c.null), "null", None)
+@INTEGER
+def integer(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[INTEGER.integer]), "integer", parse_int(c[INTEGER.integer].value))
 
 
-@rule("paren_expr", "LPAR expr RPAR")
-def paren_expr(c: Children) -> Paren:
-    return Paren(ex(c.expr), c.span)
+FLOAT = rule("float", "FLOAT")
+
+
+@FLOAT
+def float_literal(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[FLOAT.float]), "float", float(c[FLOAT.float].value))
+
+
+TRUE = rule("true", "TRUE")
+
+
+@TRUE
+def true(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[TRUE.true]), "boolean", True)
+
+
+FALSE = rule("false", "FALSE")
+
+
+@FALSE
+def false(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[FALSE.false]), "boolean", False)
+
+
+NULL = rule("null", "NULL")
+
+
+@NULL
+def null(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[NULL.null]), "null", None)
+
+
+PAREN_EXPR = rule("paren_expr", "LPAR expr RPAR")
+
+
+@PAREN_EXPR
+def paren_expr(c: list[Any]) -> Paren:
+    return Paren(ex(c[PAREN_EXPR.expr]), span_of(c))
 
 
 # ---------------------------------------------------------------- operators
 
 
-@rule("expr", "*items")
-def expr(c: Children) -> Any:
-    items = c.items
+EXPR = rule("expr", "*items")
+
+
+@EXPR
+def expr(c: list[Any]) -> Any:
+    items = c[EXPR.items]
     if len(items) == 1:
         (only,) = items
         return only
     return _Pratt(items).parse(0)[0]
 
 
-@rule("label_check", "subject=postfix_expr labels=check_labels")
-def label_check(c: Children) -> LabelCheck:
-    return LabelCheck(c.span, ex(c.subject), c.labels)
+LABEL_CHECK = rule("label_check", "subject=postfix_expr labels=check_labels")
 
 
-@rule("property_lookup", "subject=postfix_expr DOT key=symbolic_name")
-def property_lookup(c: Children) -> PropertyLookup:
-    key: Part = c.key
-    return PropertyLookup(c.span, ex(c.subject), key.value, key.span)
+@LABEL_CHECK
+def label_check(c: list[Any]) -> LabelCheck:
+    return LabelCheck(span_of(c), ex(c[LABEL_CHECK.subject]), c[LABEL_CHECK.labels])
 
 
-@rule("subscript", "subject=postfix_expr LSQB index=expr RSQB")
-def subscript(c: Children) -> Subscript:
-    return Subscript(c.span, ex(c.subject), ex(c.index))
+PROPERTY_LOOKUP = rule("property_lookup", "subject=postfix_expr DOT key=symbolic_name")
 
 
-@rule("slice", "subject=postfix_expr LSQB lo=expr? DOTDOT hi=expr? RSQB")
-def slice_(c: Children) -> Subscript:
-    lo = ex(c.lo) if c.lo is not None else None
-    hi = ex(c.hi) if c.hi is not None else None
-    return Subscript(c.span, ex(c.subject), lo, hi, True)
+@PROPERTY_LOOKUP
+def property_lookup(c: list[Any]) -> PropertyLookup:
+    key: Part = c[PROPERTY_LOOKUP.key]
+    return PropertyLookup(span_of(c), ex(c[PROPERTY_LOOKUP.subject]), key.value, key.span)
+
+
+SUBSCRIPT = rule("subscript", "subject=postfix_expr LSQB index=expr RSQB")
+
+
+@SUBSCRIPT
+def subscript(c: list[Any]) -> Subscript:
+    return Subscript(span_of(c), ex(c[SUBSCRIPT.subject]), ex(c[SUBSCRIPT.index]))
+
+
+SLICE = rule("slice", "subject=postfix_expr LSQB lo=expr? DOTDOT hi=expr? RSQB")
+
+
+@SLICE
+def slice_(c: list[Any]) -> Subscript:
+    lo = ex(c[SLICE.lo]) if c[SLICE.lo] is not None else None
+    hi = ex(c[SLICE.hi]) if c[SLICE.hi] is not None else None
+    return Subscript(span_of(c), ex(c[SLICE.subject]), lo, hi, True)
 
 
 # ---------------------------------------------------------------- calls
@@ -231,154 +272,65 @@ def _callee(callee: Any) -> str:
     return name
 
 
-@rule("call", "callee=postfix_expr LPAR distinct=DISTINCT? *args RPAR")
-def call(c: Children) -> FunctionCall:
-    name = _callee(c.callee)
-    return FunctionCall(c.span, name, exprs(c.args), distinct=c.distinct is not None)
+CALL = rule("call", "callee=postfix_expr LPAR distinct=DISTINCT? *args RPAR")
 
 
-@rule("call_star", "callee=postfix_expr LPAR STAR RPAR")
-def call_star(c: Children) -> FunctionCall:
-    return FunctionCall(c.span, _callee(c.callee), [], star=True)
+@CALL
+def call(c: list[Any]) -> FunctionCall:
+    name = _callee(c[CALL.callee])
+    return FunctionCall(
+        span_of(c), name, exprs(c[CALL.args]), distinct=c[CALL.distinct] is not None
+    )
 
 
-@rule(
+CALL_STAR = rule("call_star", "callee=postfix_expr LPAR STAR RPAR")
+
+
+@CALL_STAR
+def call_star(c: list[Any]) -> FunctionCall:
+    return FunctionCall(span_of(c), _callee(c[CALL_STAR.callee]), [], star=True)
+
+
+CALL_FILTER = rule(
     "call_filter",
     "callee=postfix_expr LPAR head=expr WHERE predicate=expr BAR? projection=expr? RPAR",
 )
-def call_filter(c: Children) -> OtherExpr:
+
+
+@CALL_FILTER
+def call_filter(c: list[Any]) -> OtherExpr:
     # all/any/none/single(x IN l WHERE p), filter(x IN l WHERE p), extract(x IN l WHERE p | e)
-    name = _callee(c.callee).lower()
-    var, source = in_binding(c.head, f"{name}(…)")
-    parts: list[Node] = [var, source, ex(c.predicate)]
-    if c.projection is not None:
-        parts.append(ex(c.projection))
-    return OtherExpr(c.span, name, parts)
+    name = _callee(c[CALL_FILTER.callee]).lower()
+    var, source = in_binding(c[CALL_FILTER.head], f"{name}(…)")
+    parts: list[Node] = [var, source, ex(c[CALL_FILTER.predicate])]
+    if c[CALL_FILTER.projection] is not None:
+        parts.append(ex(c[CALL_FILTER.projection]))
+    return OtherExpr(span_of(c), name, parts)
 
 
-@rule("call_extract", "callee=postfix_expr LPAR head=expr BAR projection=expr RPAR")
-def call_extract(c: Children) -> OtherExpr:
-    name = _callee(c.callee).lower()
-    var, source = in_binding(c.head, f"{name}(…)")
-    return OtherExpr(c.span, name, [var, source, ex(c.projection)])
+CALL_EXTRACT = rule("call_extract", "callee=postfix_expr LPAR head=expr BAR projection=expr RPAR")
 
 
-@rule(
+@CALL_EXTRACT
+def call_extract(c: list[Any]) -> OtherExpr:
+    name = _callee(c[CALL_EXTRACT.callee]).lower()
+    var, source = in_binding(c[CALL_EXTRACT.head], f"{name}(…)")
+    return OtherExpr(span_of(c), name, [var, source, ex(c[CALL_EXTRACT.projection])])
+
+
+CALL_REDUCE = rule(
     "call_reduce",
     "callee=postfix_expr LPAR init=expr COMMA head=expr BAR projection=expr RPAR",
 )
-def call_reduce(c: Children) -> OtherExpr:
-    name = _callee(c.callee).lower()
-    init = ex(c.init)
+
+
+@CALL_REDUCE
+def call_reduce(c: list[Any]) -> OtherExpr:
+    name = _callee(c[CALL_REDUCE.callee]).lower()
+    init = ex(c[CALL_REDUCE.init])
     if not (isinstance(init, BinaryOp) and init.op == "=" and isinstance(init.left, Variable)):
         raise BuildError("expected `accumulator = initial value` in reduce(…)", init.span)
-    var, source = in_binding(c.head, "reduce(…)")
-    return OtherExpr(c.span, name, [init.left, init.right, var, source, ex(c.projection)])
-
-
-# ---------------------------------------------------------------- lists and maps
-
-
-@rule("list_empty", "LSQB RSQB")
-def list_empty(c: Children) -> ListLiteral:
-    return ListLiteral(c.span, [])
-
-
-@rule("list_items", "LSQB *items RSQB")
-def list_items(c: Children) -> ListLiteral | ListComprehension:
-    items = exprs(c.items)
-    if len(items) == 1:
-        (head,) = items
-        if isinstance(head, BinaryOp) and head.op == "IN" and isinstance(head.left, Variable):
-            return ListComprehension(c.span, head.left, head.right, None, None)
-    return ListLiteral(c.span, items)
-
-
-def _comprehension(
-    c: Children, head: Any, where: Any, projection: Any
-) -> ListComprehension | PatternComprehension:
-    where = ex(where) if where is not None else None
-    projection = ex(projection) if projection is not None else None
-    pattern = pattern_of(head)
-    if pattern is not None:
-        if projection is None:
-            raise BuildError("a pattern comprehension needs `| expression`", c.span)
-        return PatternComprehension(c.span, pattern[0], pattern[1], where, projection)
-    var, source = in_binding(head, "a list comprehension")
-    return ListComprehension(c.span, var, source, where, projection)
-
-
-@rule("list_filter", "LSQB head=expr WHERE predicate=expr BAR? projection=expr? RSQB")
-def list_filter(c: Children) -> ListComprehension | PatternComprehension:
-    return _comprehension(c, c.head, c.predicate, c.projection)
-
-
-@rule("list_extract", "LSQB head=expr BAR projection=expr RSQB")
-def list_extract(c: Children) -> ListComprehension | PatternComprehension:
-    return _comprehension(c, c.head, None, c.projection)
-
-
-@rule("map_entry", "key=symbolic_name COLON value=expr")
-def map_entry(c: Children) -> Part:
-    key: Part = c.key
-    return Part("entry", (key.value, key.span, ex(c.value)), c.span)
-
-
-@rule("map_literal", "LBRACE *entries RBRACE")
-def map_literal(c: Children) -> MapLiteral:
-    return MapLiteral(c.span, [p.value for p in c.entries if type(p) is Part])
-
-
-@rule("proj_property", "DOT key=symbolic_name")
-def proj_property(c: Children) -> Part:
-    return Part("item", ("property", c.key.value), c.span)
-
-
-@rule("proj_all", "DOT STAR")
-def proj_all(c: Children) -> Part:
-    return Part("item", ("all", "*"), c.span)
-
-
-@rule("proj_variable", "variable")
-def proj_variable(c: Children) -> Part:
-    return Part("item", ("variable", c.variable.name), c.span)
-
-
-@rule("proj_literal", "key=symbolic_name COLON value=expr")
-def proj_literal(c: Children) -> Part:
-    return Part("item", ("literal", c.key.value, ex(c.value)), c.key.span)
-
-
-@rule("map_projection", "variable LBRACE *items RBRACE")
-def map_projection(c: Children) -> MapProjection:
-    parts = [p for p in c.items if type(p) is Part]
-    key_spans = [p.span for p in parts if p.value[0] == "literal"]
-    items = [p.value for p in parts]
-    return BracedMapProjection(c.span, c.variable, items, c.lbrace.start_pos, key_spans)
-
-
-# ---------------------------------------------------------------- CASE, subqueries
-
-
-@rule("case_alt", "WHEN condition=expr THEN result=expr")
-def case_alt(c: Children) -> Part:
-    return Part("when", (ex(c.condition), ex(c.result)), c.span)
-
-
-@rule("case_expr", "CASE subject=expr? *alternatives ELSE? default=expr? END")
-def case_expr(c: Children) -> CaseExpr:
-    subject = ex(c.subject) if c.subject is not None else None
-    alternatives = [p.value for p in c.alternatives if type(p) is Part]
-    default = ex(c.default) if c.default is not None else None
-    return CaseExpr(c.span, subject, alternatives, default)
-
-
-@rule("subquery_full", "kind=EXISTS|COUNT|COLLECT LBRACE query RBRACE")
-def subquery_full(c: Children) -> SubqueryExpr:
-    return SubqueryExpr(c.span, c.kind.value.upper(), c.query, [], None)
-
-
-@rule("subquery_pattern", "kind=EXISTS|COUNT|COLLECT LBRACE pattern where? RBRACE")
-def subquery_pattern(c: Children) -> SubqueryExpr:
-    where = ex(c.where) if c.where is not None else None
-    return SubqueryExpr(c.span, c.kind.value.upper(), None, c.pattern.value, where)
+    var, source = in_binding(c[CALL_REDUCE.head], "reduce(…)")
+    return OtherExpr(
+        span_of(c), name, [init.left, init.right, var, source, ex(c[CALL_REDUCE.projection])]
+    )

@@ -4,6 +4,8 @@ builders.py): `:A:B`, `:A|B`, `:A&B`, `:!A`, `:%`, `:$(expr)`, and label checks 
 
 from __future__ import annotations
 
+from typing import Any
+
 from query_guard.cypher.ast import (
     LabelAnd,
     LabelExpr,
@@ -13,73 +15,91 @@ from query_guard.cypher.ast import (
     LabelWildcard,
 )
 from query_guard.cypher.ast_dynamic import LabelDynamic
-from query_guard.cypher.build_children import Children, Rules
-from query_guard.cypher.build_parts import BuildError, ex, tok_span, unescape_name
+from query_guard.cypher.build_children import Rules
+from query_guard.cypher.build_parts import BuildError, ex, span_of, tok_span, unescape_name
 
 RULES = Rules()
 rule = RULES.rule
 
 
-@rule("label_name", "name=NAME|ESCAPED_NAME")
-def label_name(c: Children) -> LabelName:
-    span = tok_span(c.name)
-    return LabelName(span, unescape_name(c.name.value), span)
+LABEL_NAME = rule("label_name", "name=NAME|ESCAPED_NAME")
 
 
-@rule("label_wildcard", "PERCENT")
-def label_wildcard(c: Children) -> LabelWildcard:
-    return LabelWildcard(tok_span(c.percent))
+@LABEL_NAME
+def label_name(c: list[Any]) -> LabelName:
+    span = tok_span(c[LABEL_NAME.name])
+    return LabelName(span, unescape_name(c[LABEL_NAME.name].value), span)
 
 
-@rule("label_negation", "BANG operand=label_not")
-def label_negation(c: Children) -> LabelNot:
-    return LabelNot(c.span, c.operand)
+LABEL_WILDCARD = rule("label_wildcard", "PERCENT")
 
 
-@rule("label_dynamic", "opener=DYNAMIC_OPEN|PARAM *lpar expr RPAR")
-def label_dynamic(c: Children) -> LabelDynamic:
+@LABEL_WILDCARD
+def label_wildcard(c: list[Any]) -> LabelWildcard:
+    return LabelWildcard(tok_span(c[LABEL_WILDCARD.percent]))
+
+
+LABEL_NEGATION = rule("label_negation", "BANG operand=label_not")
+
+
+@LABEL_NEGATION
+def label_negation(c: list[Any]) -> LabelNot:
+    return LabelNot(span_of(c), c[LABEL_NEGATION.operand])
+
+
+LABEL_DYNAMIC = rule("label_dynamic", "opener=DYNAMIC_OPEN|PARAM *lpar expr RPAR")
+
+
+@LABEL_DYNAMIC
+def label_dynamic(c: list[Any]) -> LabelDynamic:
     """`$(expr)` / `$all(expr)` / `$any(expr)`: a label or type named when the query runs."""
-    opener = c.opener
+    opener = c[LABEL_DYNAMIC.opener]
     mode = "all" if opener.type == "DYNAMIC_OPEN" else opener.value[1:].lower()
     if mode not in ("all", "any"):
         raise BuildError(
             f"expected `$(…)`, `$all(…)` or `$any(…)` for a dynamic label, not `{opener}(`",
             tok_span(opener),
         )
-    return LabelDynamic(c.span, mode, ex(c.expr))
+    return LabelDynamic(span_of(c), mode, ex(c[LABEL_DYNAMIC.expr]))
 
 
-@rule("label_group", "LPAR label_or RPAR")
-def label_group(c: Children) -> LabelExpr:
-    return c.label_or
+LABEL_GROUP = rule("label_group", "LPAR label_or RPAR")
 
 
-@rule("label_and", "*items")
-def label_and(c: Children) -> LabelExpr:
-    items = [x for x in c.items if isinstance(x, LabelExpr)]
-    return items[0] if len(items) == 1 else LabelAnd(c.span, items)
+@LABEL_GROUP
+def label_group(c: list[Any]) -> LabelExpr:
+    return c[LABEL_GROUP.label_or]
 
 
-def _label_or(c: Children) -> LabelExpr:
-    items = [x for x in c.items if isinstance(x, LabelExpr)]
-    return items[0] if len(items) == 1 else LabelOr(c.span, items)
+LABEL_AND = rule("label_and", "*items")
 
 
-RULES.rule("label_or", "*items")(_label_or)
-RULES.rule("check_or", "*items")(_label_or)
+@LABEL_AND
+def label_and(c: list[Any]) -> LabelExpr:
+    items = [x for x in c[LABEL_AND.items] if isinstance(x, LabelExpr)]
+    return items[0] if len(items) == 1 else LabelAnd(span_of(c), items)
 
 
-def _node_labels(c: Children) -> LabelExpr:
+def _label_or(c: list[Any]) -> LabelExpr:
+    items = [x for x in c if isinstance(x, LabelExpr)]
+    return items[0] if len(items) == 1 else LabelOr(span_of(c), items)
+
+
+rule("label_or", "*items")(_label_or)
+rule("check_or", "*items")(_label_or)
+
+
+def _node_labels(c: list[Any]) -> LabelExpr:
     """`:A:B` -> LabelAnd; a single `:A…` keeps its expression with the colon in its span."""
-    items = [x for x in c.items if isinstance(x, LabelExpr)]
+    items = [x for x in c if isinstance(x, LabelExpr)]
     if len(items) > 1:
-        return LabelAnd(c.span, items)
+        return LabelAnd(span_of(c), items)
     (only,) = items
     if isinstance(only, LabelName):
-        return LabelName(c.span, only.name, only.name_span)
-    only.span = c.span
+        return LabelName(span_of(c), only.name, only.name_span)
+    only.span = span_of(c)
     return only
 
 
-RULES.rule("node_labels", "COLON *items")(_node_labels)
-RULES.rule("check_labels", "COLON *items")(_node_labels)
+rule("node_labels", "COLON *items")(_node_labels)
+rule("check_labels", "COLON *items")(_node_labels)

@@ -20,7 +20,7 @@ from query_guard.cypher.ast import (
     Variable,
     VarLength,
 )
-from query_guard.cypher.build_children import Children, Rules
+from query_guard.cypher.build_children import Rules
 from query_guard.cypher.build_parts import BuildError, Part, as_node_pattern, ex, span_of
 
 # arrow token -> (length of the left piece, length of the right piece, direction)
@@ -49,76 +49,125 @@ rule = RULES.rule
 # ---------------------------------------------------------------- patterns
 
 
-@rule("pattern", "*parts")
-def pattern(c: Children) -> Part:
-    return Part("patterns", [x for x in c.parts if isinstance(x, PathPattern)], c.span)
+PATTERN = rule("pattern", "*parts")
 
 
-@rule("path_elements", "*elements")
-def path_elements(c: Children) -> Part:
-    span = c.span
-    elements = list(c.elements)
+@PATTERN
+def pattern(c: list[Any]) -> Part:
+    return Part("patterns", [x for x in c[PATTERN.parts] if isinstance(x, PathPattern)], span_of(c))
+
+
+PATH_ELEMENTS = rule("path_elements", "*elements")
+
+
+@PATH_ELEMENTS
+def path_elements(c: list[Any]) -> Part:
+    span = span_of(c)
+    elements = list(c[PATH_ELEMENTS.elements])
     _check_elements(elements, span)
     return Part("elements", elements, span)
 
 
-@rule("shortest_call", "function=SHORTESTPATH|ALLSHORTESTPATHS LPAR path_elements RPAR")
-def shortest_call(c: Children) -> Part:
-    name = "allShortestPaths" if c.function.type == "ALLSHORTESTPATHS" else "shortestPath"
-    return Part("shortest", (name, c.path_elements.value), c.span)
+SHORTEST_CALL = rule(
+    "shortest_call", "function=SHORTESTPATH|ALLSHORTESTPATHS LPAR path_elements RPAR"
+)
 
 
-@rule("path_selector", "*words")
-def path_selector(c: Children) -> Part:
-    words = [x.value.upper() for x in c.words if isinstance(x, Token)]
-    return Part("selector", " ".join(words), c.span)
+@SHORTEST_CALL
+def shortest_call(c: list[Any]) -> Part:
+    name = (
+        "allShortestPaths"
+        if c[SHORTEST_CALL.function].type == "ALLSHORTESTPATHS"
+        else "shortestPath"
+    )
+    return Part("shortest", (name, c[SHORTEST_CALL.path_elements].value), span_of(c))
 
 
-@rule("pattern_part", "variable? EQ? selector=path_selector? body=path_body")
-def pattern_part(c: Children) -> PathPattern:
-    body: Part = c.body
-    shortest = c.selector.value if c.selector is not None else None
+PATH_SELECTOR = rule("path_selector", "*words")
+
+
+@PATH_SELECTOR
+def path_selector(c: list[Any]) -> Part:
+    words = [x.value.upper() for x in c[PATH_SELECTOR.words] if isinstance(x, Token)]
+    return Part("selector", " ".join(words), span_of(c))
+
+
+PATTERN_PART = rule("pattern_part", "variable? EQ? selector=path_selector? body=path_body")
+
+
+@PATTERN_PART
+def pattern_part(c: list[Any]) -> PathPattern:
+    body: Part = c[PATTERN_PART.body]
+    shortest = c[PATTERN_PART.selector].value if c[PATTERN_PART.selector] is not None else None
     if body.kind == "shortest":
         shortest, elements = body.value
     else:
         elements = body.value
-    return PathPattern(c.span, c.variable, elements, shortest)
+    return PathPattern(span_of(c), c[PATTERN_PART.variable], elements, shortest)
 
 
-@rule("node_pattern", "LPAR variable? labels=node_labels? properties? where? RPAR")
-def node_pattern(c: Children) -> NodePattern:
-    return NodePattern(c.span, c.variable, c.labels, c.properties, c.where)
+NODE_PATTERN = rule("node_pattern", "LPAR variable? labels=node_labels? properties? where? RPAR")
 
 
-@rule("quantified_path", "LPAR inner=path_elements where? RPAR quantifier?")
-def quantified_path(c: Children) -> QuantifiedPath:
-    inner: Part = c.inner
+@NODE_PATTERN
+def node_pattern(c: list[Any]) -> NodePattern:
+    return NodePattern(
+        span_of(c),
+        c[NODE_PATTERN.variable],
+        c[NODE_PATTERN.labels],
+        c[NODE_PATTERN.properties],
+        c[NODE_PATTERN.where],
+    )
+
+
+QUANTIFIED_PATH = rule("quantified_path", "LPAR inner=path_elements where? RPAR quantifier?")
+
+
+@QUANTIFIED_PATH
+def quantified_path(c: list[Any]) -> QuantifiedPath:
+    inner: Part = c[QUANTIFIED_PATH.inner]
     path = PathPattern(inner.span, None, inner.value)
-    return QuantifiedPath(c.span, path, c.quantifier, c.where)
+    return QuantifiedPath(span_of(c), path, c[QUANTIFIED_PATH.quantifier], c[QUANTIFIED_PATH.where])
 
 
-@rule(
+REL_DETAIL = rule(
     "rel_detail",
     "variable? types=node_labels? length=var_length? properties? where?",
 )
-def rel_detail(c: Children) -> Part:
-    return Part("detail", (c.variable, c.types, c.length, c.properties, c.where), (0, 0))
 
 
-@rule(
+@REL_DETAIL
+def rel_detail(c: list[Any]) -> Part:
+    return Part(
+        "detail",
+        (
+            c[REL_DETAIL.variable],
+            c[REL_DETAIL.types],
+            c[REL_DETAIL.length],
+            c[REL_DETAIL.properties],
+            c[REL_DETAIL.where],
+        ),
+        (0, 0),
+    )
+
+
+REL_BRACKET = rule(
     "rel_bracket",
     "opener=DASH_BRACKET|LARROW_BRACKET detail=rel_detail RSQB closer=MINUS|ARROW_RIGHT"
     " quantifier?",
 )
-def rel_bracket(c: Children) -> RelPattern:
-    opener, closer = c.opener, c.closer
+
+
+@REL_BRACKET
+def rel_bracket(c: list[Any]) -> RelPattern:
+    opener, closer = c[REL_BRACKET.opener], c[REL_BRACKET.closer]
     start = opener.start_pos
     left_len = 2 if opener.type == "LARROW_BRACKET" else 1
     right_len = 2 if closer.type == "ARROW_RIGHT" else 1
     direction = {(1, 2): "out", (2, 1): "in"}.get((left_len, right_len), "both")
-    variable, types, length, properties, where = c.detail.value
+    variable, types, length, properties, where = c[REL_BRACKET.detail].value
     return RelPattern(
-        c.span,
+        span_of(c),
         variable,
         types,
         direction,
@@ -127,87 +176,139 @@ def rel_bracket(c: Children) -> RelPattern:
         length,
         properties,
         where,
-        c.quantifier,
+        c[REL_BRACKET.quantifier],
     )
 
 
-@rule("rel_bare", "arrow=ARROW_BOTH|ARROW_OUT|ARROW_IN|ARROW_UNDIRECTED quantifier?")
-def rel_bare(c: Children) -> RelPattern:
-    arrow: Token = c.arrow
+REL_BARE = rule("rel_bare", "arrow=ARROW_BOTH|ARROW_OUT|ARROW_IN|ARROW_UNDIRECTED quantifier?")
+
+
+@REL_BARE
+def rel_bare(c: list[Any]) -> RelPattern:
+    arrow: Token = c[REL_BARE.arrow]
     left_len, right_len, direction = _BARE_ARROWS[arrow.type]
     start = arrow.start_pos
     left = (start, start + left_len)
     right = (start + left_len, start + left_len + right_len)
-    return RelPattern(c.span, None, None, direction, left, right, quantifier=c.quantifier)
+    return RelPattern(
+        span_of(c), None, None, direction, left, right, quantifier=c[REL_BARE.quantifier]
+    )
 
 
-@rule("var_length", "STAR lo=INTEGER? dots=DOTDOT? hi=INTEGER?")
-def var_length(c: Children) -> VarLength:
-    lo = int(c.lo.value) if c.lo is not None else None
-    if c.dots is None:  # `*` or `*n`
-        return VarLength(c.span, lo, lo)
-    hi = int(c.hi.value) if c.hi is not None else None
-    return VarLength(c.span, lo, hi)
+VAR_LENGTH = rule("var_length", "STAR lo=INTEGER? dots=DOTDOT? hi=INTEGER?")
 
 
-@rule("quant_plus", "PLUS")
-def quant_plus(c: Children) -> VarLength:
-    return VarLength(c.span, 1, None)
+@VAR_LENGTH
+def var_length(c: list[Any]) -> VarLength:
+    lo = int(c[VAR_LENGTH.lo].value) if c[VAR_LENGTH.lo] is not None else None
+    if c[VAR_LENGTH.dots] is None:  # `*` or `*n`
+        return VarLength(span_of(c), lo, lo)
+    hi = int(c[VAR_LENGTH.hi].value) if c[VAR_LENGTH.hi] is not None else None
+    return VarLength(span_of(c), lo, hi)
 
 
-@rule("quant_star", "STAR")
-def quant_star(c: Children) -> VarLength:
-    return VarLength(c.span, 0, None)
+QUANT_PLUS = rule("quant_plus", "PLUS")
 
 
-@rule("quant_exact", "LBRACE n=INTEGER RBRACE")
-def quant_exact(c: Children) -> VarLength:
-    n = int(c.n.value)
-    return VarLength(c.span, n, n)
+@QUANT_PLUS
+def quant_plus(c: list[Any]) -> VarLength:
+    return VarLength(span_of(c), 1, None)
 
 
-@rule("quant_range", "LBRACE lo=INTEGER? COMMA hi=INTEGER? RBRACE")
-def quant_range(c: Children) -> VarLength:
-    lo = int(c.lo.value) if c.lo is not None else None
-    hi = int(c.hi.value) if c.hi is not None else None
-    return VarLength(c.span, lo, hi)
+QUANT_STAR = rule("quant_star", "STAR")
+
+
+@QUANT_STAR
+def quant_star(c: list[Any]) -> VarLength:
+    return VarLength(span_of(c), 0, None)
+
+
+QUANT_EXACT = rule("quant_exact", "LBRACE n=INTEGER RBRACE")
+
+
+@QUANT_EXACT
+def quant_exact(c: list[Any]) -> VarLength:
+    n = int(c[QUANT_EXACT.n].value)
+    return VarLength(span_of(c), n, n)
+
+
+QUANT_RANGE = rule("quant_range", "LBRACE lo=INTEGER? COMMA hi=INTEGER? RBRACE")
+
+
+@QUANT_RANGE
+def quant_range(c: list[Any]) -> VarLength:
+    lo = int(c[QUANT_RANGE.lo].value) if c[QUANT_RANGE.lo] is not None else None
+    hi = int(c[QUANT_RANGE.hi].value) if c[QUANT_RANGE.hi] is not None else None
+    return VarLength(span_of(c), lo, hi)
 
 
 # ---------------------------------------------------------------- patterns in expressions
 
 
-@rule("pp_node_empty", "LPAR RPAR")
-def pp_node_empty(c: Children) -> NodePattern:
-    return NodePattern(c.span, None, None, None)
+PP_NODE_EMPTY = rule("pp_node_empty", "LPAR RPAR")
 
 
-@rule("pp_node", "LPAR labels=node_labels properties? where? RPAR")
-def pp_node(c: Children) -> NodePattern:
-    return NodePattern(c.span, None, c.labels, c.properties, c.where)
+@PP_NODE_EMPTY
+def pp_node_empty(c: list[Any]) -> NodePattern:
+    return NodePattern(span_of(c), None, None, None)
 
 
-@rule("pp_node_where", "LPAR expr where RPAR")
-def pp_node_where(c: Children) -> NodePattern:
-    node = as_node_pattern(c.expr)
-    return NodePattern(c.span, node.variable, node.labels, node.properties, c.where)
+PP_NODE = rule("pp_node", "LPAR labels=node_labels properties? where? RPAR")
 
 
-@rule("pp_node_labeled", "LPAR subject=postfix_expr labels=check_labels properties where? RPAR")
-def pp_node_labeled(c: Children) -> NodePattern:
-    variable = ex(c.subject)
+@PP_NODE
+def pp_node(c: list[Any]) -> NodePattern:
+    return NodePattern(span_of(c), None, c[PP_NODE.labels], c[PP_NODE.properties], c[PP_NODE.where])
+
+
+PP_NODE_WHERE = rule("pp_node_where", "LPAR expr where RPAR")
+
+
+@PP_NODE_WHERE
+def pp_node_where(c: list[Any]) -> NodePattern:
+    node = as_node_pattern(c[PP_NODE_WHERE.expr])
+    return NodePattern(
+        span_of(c), node.variable, node.labels, node.properties, c[PP_NODE_WHERE.where]
+    )
+
+
+PP_NODE_LABELED = rule(
+    "pp_node_labeled", "LPAR subject=postfix_expr labels=check_labels properties where? RPAR"
+)
+
+
+@PP_NODE_LABELED
+def pp_node_labeled(c: list[Any]) -> NodePattern:
+    variable = ex(c[PP_NODE_LABELED.subject])
     if not isinstance(variable, Variable):
         raise BuildError("expected a variable in a node pattern", variable.span)
-    return NodePattern(c.span, variable, c.labels, c.properties, c.where)
+    return NodePattern(
+        span_of(c),
+        variable,
+        c[PP_NODE_LABELED.labels],
+        c[PP_NODE_LABELED.properties],
+        c[PP_NODE_LABELED.where],
+    )
 
 
-@rule("pp_rest", "*items")
-def pp_rest(c: Children) -> list[Any]:
-    return list(c.items)
+PP_REST = rule("pp_rest", "*items")
 
 
-@rule("pattern_predicate", "first=pp_first_node rest=pp_rest")
-def pattern_predicate(c: Children) -> PatternPredicate:
-    first = c.first if isinstance(c.first, NodePattern) else as_node_pattern(c.first)
-    elements = [first, *c.rest]
-    span = span_of([first, *c.rest])
+@PP_REST
+def pp_rest(c: list[Any]) -> list[Any]:
+    return list(c[PP_REST.items])
+
+
+PATTERN_PREDICATE = rule("pattern_predicate", "first=pp_first_node rest=pp_rest")
+
+
+@PATTERN_PREDICATE
+def pattern_predicate(c: list[Any]) -> PatternPredicate:
+    first = (
+        c[PATTERN_PREDICATE.first]
+        if isinstance(c[PATTERN_PREDICATE.first], NodePattern)
+        else as_node_pattern(c[PATTERN_PREDICATE.first])
+    )
+    elements = [first, *c[PATTERN_PREDICATE.rest]]
+    span = span_of([first, *c[PATTERN_PREDICATE.rest]])
     return PatternPredicate(span, PathPattern(span, None, elements))

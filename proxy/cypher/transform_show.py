@@ -22,8 +22,8 @@ from query_guard.cypher.ast import (
     SingleQuery,
     SortItem,
 )
-from query_guard.cypher.build_children import Children, Rules
-from query_guard.cypher.build_parts import Part, ex, exprs
+from query_guard.cypher.build_children import Rules, Slots
+from query_guard.cypher.build_parts import Part, ex, exprs, span_of
 
 # tokens of a target that are names or punctuation, not part of the command's kind
 _NOT_WORDS = frozenset({"PARAM", "COMMA", "DOT", "NAME", "ESCAPED_NAME"})
@@ -72,29 +72,39 @@ rule = RULES.rule
 # ---------------------------------------------------------------- statement
 
 
-@rule("show_command", "use_clause? *parts")
-def show_command(c: Children) -> SingleQuery:
+SHOW_COMMAND = rule("show_command", "use_clause? *parts")
+
+
+@SHOW_COMMAND
+def show_command(c: list[Any]) -> SingleQuery:
     """`[USE graph] SHOW …`: the USE stays a clause of its own, as in queries."""
-    return SingleQuery(c.span, [x for x in c if isinstance(x, (OtherClause, ShowCommand))])
+    return SingleQuery(span_of(c), [x for x in c if isinstance(x, (OtherClause, ShowCommand))])
 
 
-@rule("show_part", "SHOW show_target show_body?")
-def show_part(c: Children) -> ShowCommand:
-    target: ShowTarget = c.show_target.value
-    return _command(c, ["SHOW", *target.words], target)
+SHOW_PART = rule("show_part", "SHOW show_target show_body?")
 
 
-@rule("terminate_part", "TERMINATE TRANSACTION|TRANSACTIONS show_names show_body?")
-def terminate_part(c: Children) -> ShowCommand:
+@SHOW_PART
+def show_part(c: list[Any]) -> ShowCommand:
+    target: ShowTarget = c[SHOW_PART.show_target].value
+    return _command(c, SHOW_PART, ["SHOW", *target.words], target)
+
+
+TERMINATE_PART = rule("terminate_part", "TERMINATE TRANSACTION|TRANSACTIONS show_names show_body?")
+
+
+@TERMINATE_PART
+def terminate_part(c: list[Any]) -> ShowCommand:
     words = _words(c)
     target = ShowTarget(words, "TERMINATE TRANSACTIONS", _names(c))
-    return _command(c, words, target)
+    return _command(c, TERMINATE_PART, words, target)
 
 
-def _command(c: Children, words: list[str], target: ShowTarget) -> ShowCommand:
-    body: ShowBody = c.show_body.value if c.show_body is not None else ShowBody()
+def _command(c: list[Any], s: Slots, words: list[str], target: ShowTarget) -> ShowCommand:
+    body_part = c[s.show_body]
+    body: ShowBody = body_part.value if body_part is not None else ShowBody()
     return ShowCommand(
-        c.span,
+        span_of(c),
         " ".join(words),
         target.target,
         target.names,
@@ -112,109 +122,158 @@ def _command(c: Children, words: list[str], target: ShowTarget) -> ShowCommand:
 # ---------------------------------------------------------------- targets
 
 
-def _target(c: Children, target: str) -> Part:
+def _target(c: list[Any], target: str) -> Part:
     value = ShowTarget(_words(c), target, _names(c), _executable(c))
-    return Part("target", value, c.span)
+    return Part("target", value, span_of(c))
 
 
-@rule("show_indexes", "ALL|BTREE|RANGE|TEXT|POINT|LOOKUP|FULLTEXT|VECTOR? INDEX|INDEXES")
-def show_indexes(c: Children) -> Part:
+SHOW_INDEXES = rule(
+    "show_indexes", "ALL|BTREE|RANGE|TEXT|POINT|LOOKUP|FULLTEXT|VECTOR? INDEX|INDEXES"
+)
+
+
+@SHOW_INDEXES
+def show_indexes(c: list[Any]) -> Part:
     return _target(c, "INDEXES")
 
 
-@rule("show_constraints", "kind=constraint_kind? CONSTRAINT|CONSTRAINTS")
-def show_constraints(c: Children) -> Part:
+SHOW_CONSTRAINTS = rule("show_constraints", "kind=constraint_kind? CONSTRAINT|CONSTRAINTS")
+
+
+@SHOW_CONSTRAINTS
+def show_constraints(c: list[Any]) -> Part:
     target = _target(c, "CONSTRAINTS")
-    if c.kind is not None:
-        target.value.words[:0] = c.kind.value
+    if c[SHOW_CONSTRAINTS.kind] is not None:
+        target.value.words[:0] = c[SHOW_CONSTRAINTS.kind].value
     return target
 
 
-@rule("constraint_kind", "*words")
-def constraint_kind(c: Children) -> Part:
-    return Part("constraint_kind", _words(c.words), c.span)
+CONSTRAINT_KIND = rule("constraint_kind", "*words")
 
 
-@rule("show_functions", "*words executable_by?")
-def show_functions(c: Children) -> Part:
+@CONSTRAINT_KIND
+def constraint_kind(c: list[Any]) -> Part:
+    return Part("constraint_kind", _words(c[CONSTRAINT_KIND.words]), span_of(c))
+
+
+SHOW_FUNCTIONS = rule("show_functions", "*words executable_by?")
+
+
+@SHOW_FUNCTIONS
+def show_functions(c: list[Any]) -> Part:
     return _target(c, "FUNCTIONS")
 
 
-@rule("show_procedures", "PROCEDURE|PROCEDURES executable_by?")
-def show_procedures(c: Children) -> Part:
+SHOW_PROCEDURES = rule("show_procedures", "PROCEDURE|PROCEDURES executable_by?")
+
+
+@SHOW_PROCEDURES
+def show_procedures(c: list[Any]) -> Part:
     return _target(c, "PROCEDURES")
 
 
-@rule("executable_by", "EXECUTABLE *who")
-def executable_by(c: Children) -> Part:
-    name = next((x for x in c.who if type(x) is Part), None)
+EXECUTABLE_BY = rule("executable_by", "EXECUTABLE *who")
+
+
+@EXECUTABLE_BY
+def executable_by(c: list[Any]) -> Part:
+    name = next((x for x in c[EXECUTABLE_BY.who] if type(x) is Part), None)
     words = _words(c)
     who = "CURRENT USER" if "CURRENT" in words else (name.value if name else None)
-    return Part("executable", who, c.span)
+    return Part("executable", who, span_of(c))
 
 
-@rule("show_transactions", "TRANSACTION|TRANSACTIONS show_names?")
-def show_transactions(c: Children) -> Part:
+SHOW_TRANSACTIONS = rule("show_transactions", "TRANSACTION|TRANSACTIONS show_names?")
+
+
+@SHOW_TRANSACTIONS
+def show_transactions(c: list[Any]) -> Part:
     return _target(c, "TRANSACTIONS")
 
 
-@rule("show_settings", "SETTING|SETTINGS show_names?")
-def show_settings(c: Children) -> Part:
+SHOW_SETTINGS = rule("show_settings", "SETTING|SETTINGS show_names?")
+
+
+@SHOW_SETTINGS
+def show_settings(c: list[Any]) -> Part:
     return _target(c, "SETTINGS")
 
 
-@rule("show_names", "*items")
-def show_names(c: Children) -> Part:
-    return Part("names", exprs(c.items), c.span)
+SHOW_NAMES = rule("show_names", "*items")
 
 
-@rule("show_admin", "*words")
-def show_admin(c: Children) -> Part:
-    words = _words(c.words)
-    return Part("target", ShowTarget(words, " ".join(words)), c.span)
+@SHOW_NAMES
+def show_names(c: list[Any]) -> Part:
+    return Part("names", exprs(c[SHOW_NAMES.items]), span_of(c))
+
+
+SHOW_ADMIN = rule("show_admin", "*words")
+
+
+@SHOW_ADMIN
+def show_admin(c: list[Any]) -> Part:
+    words = _words(c[SHOW_ADMIN.words])
+    return Part("target", ShowTarget(words, " ".join(words)), span_of(c))
 
 
 # ---------------------------------------------------------------- bodies
 
 
-@rule("show_body", "*parts")
-def show_body(c: Children) -> Part:
-    parts = _parts(c.parts)
+SHOW_BODY = rule("show_body", "*parts")
+
+
+@SHOW_BODY
+def show_body(c: list[Any]) -> Part:
+    parts = _parts(c[SHOW_BODY.parts])
     body = ShowBody()
     if "yield" in parts:
         body = parts["yield"].value
     elif "where" in parts:
         body.where = parts["where"].value
-    body.returns = next((x for x in c.parts if isinstance(x, Return)), None)
-    return Part("body", body, c.span)
+    body.returns = next((x for x in c[SHOW_BODY.parts] if isinstance(x, Return)), None)
+    return Part("body", body, span_of(c))
 
 
-@rule("show_yield", "YIELD *items order_by? skip=show_skip? limit=show_limit? where=show_where?")
-def show_yield(c: Children) -> Part:
+SHOW_YIELD = rule(
+    "show_yield", "YIELD *items order_by? skip=show_skip? limit=show_limit? where=show_where?"
+)
+
+
+@SHOW_YIELD
+def show_yield(c: list[Any]) -> Part:
     def value(part: Part | None) -> Any:
         return part.value if part is not None else None
 
     body = ShowBody(
-        yield_items=[x for x in c.items if isinstance(x, ProjectionItem)],
-        yield_star=any(isinstance(x, Token) and x.type == "STAR" for x in c.items),
-        order_by=value(c.order_by) or [],
-        skip=value(c.skip),
-        limit=value(c.limit),
-        where=value(c.where),
+        yield_items=[x for x in c[SHOW_YIELD.items] if isinstance(x, ProjectionItem)],
+        yield_star=any(isinstance(x, Token) and x.type == "STAR" for x in c[SHOW_YIELD.items]),
+        order_by=value(c[SHOW_YIELD.order_by]) or [],
+        skip=value(c[SHOW_YIELD.skip]),
+        limit=value(c[SHOW_YIELD.limit]),
+        where=value(c[SHOW_YIELD.where]),
     )
-    return Part("yield", body, c.span)
+    return Part("yield", body, span_of(c))
 
 
-@rule("show_skip", "SKIP|OFFSET expr")
-def show_skip(c: Children) -> Part:
-    return Part("skip", ex(c.expr), c.span)
+SHOW_SKIP = rule("show_skip", "SKIP|OFFSET expr")
 
 
-@rule("show_limit", "LIMIT expr")
-def show_limit(c: Children) -> Part:
-    return Part("limit", ex(c.expr), c.span)
+@SHOW_SKIP
+def show_skip(c: list[Any]) -> Part:
+    return Part("skip", ex(c[SHOW_SKIP.expr]), span_of(c))
 
 
-@rule("show_where", "WHERE expr")
-def show_where(c: Children) -> Part:
-    return Part("where", ex(c.expr), c.span)
+SHOW_LIMIT = rule("show_limit", "LIMIT expr")
+
+
+@SHOW_LIMIT
+def show_limit(c: list[Any]) -> Part:
+    return Part("limit", ex(c[SHOW_LIMIT.expr]), span_of(c))
+
+
+SHOW_WHERE = rule("show_where", "WHERE expr")
+
+
+@SHOW_WHERE
+def show_where(c: list[Any]) -> Part:
+    return Part("where", ex(c[SHOW_WHERE.expr]), span_of(c))
