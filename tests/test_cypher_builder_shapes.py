@@ -4,14 +4,16 @@ instead of shifting what a callback reads."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import re
 from pathlib import Path
 
 import pytest
 
 from query_guard.cypher import builders
-from query_guard.cypher.build_children import Shape
+from query_guard.cypher.build_children import Shape, Slots
 from query_guard.cypher.parser import _parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,3 +66,17 @@ def test_children_are_read_by_name_not_position() -> None:
     assert not found, "positional children (declare a named slot in the rule's shape):\n" + (
         "\n".join(found)
     )
+
+
+def test_every_slot_a_builder_reads_is_declared() -> None:
+    """`c[MATCH_CLAUSE.wehre]` fails here, not on the first query that reaches it."""
+    missing = []
+    for path in BUILDER_MODULES:
+        module = importlib.import_module(f"query_guard.cypher.{path.stem}")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+                continue
+            slots = getattr(module, node.value.id, None)
+            if isinstance(slots, Slots) and not hasattr(slots, node.attr):
+                missing.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert not missing, "slots not in the rule's shape:\n" + "\n".join(missing)
