@@ -1,12 +1,13 @@
-"""The pieces both halves of the Cypher AST builder share (`transform.py`, `transform_expr.py`,
-`transform_show.py`): the build error, intermediate values that are not AST nodes, span
-arithmetic over lark tokens, name/string/integer literal decoding, and the helpers that turn
-an expression parsed in a pattern's place back into a pattern.
+"""The pieces the Cypher AST builder's families share (`transform*.py`): the build error,
+intermediate values that are not AST nodes, span arithmetic over lark tokens,
+name/string/integer literal decoding, and the helpers that turn an expression parsed in a
+pattern's place back into a pattern.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,14 +78,23 @@ def end_of(x: Any) -> int:
     return x.span[1]
 
 
-def span_of(children: list[Any]) -> Span:
-    """(start of the first present child, end of the last present child)."""
+def span_of(children: Sequence[Any]) -> Span:
+    """(start of the first present child, end of the last present child).
+
+    On the parser's hot path (every callback): tokens and nodes are read inline, the rest
+    (absent children, lists) through start_of / end_of."""
     first, last = children[0], children[-1]
-    if first is None or first == []:
-        first = next(c for c in children if c is not None and c != [])
+    if type(first) is Token:
+        start = first.start_pos
+    else:
+        if first is None or first == []:
+            first = next(c for c in children if c is not None and c != [])
+        start = start_of(first)
+    if type(last) is Token:
+        return start, last.end_pos  # type: ignore[return-value]
     if last is None or last == []:
         last = next(c for c in reversed(children) if c is not None and c != [])
-    return start_of(first), end_of(last)
+    return start, end_of(last)  # type: ignore[return-value]
 
 
 def tok_span(tok: Token) -> Span:

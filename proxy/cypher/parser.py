@@ -1,7 +1,7 @@
 """Cypher text -> typed AST (`parse`), with syntax errors that say where and what was expected.
 
 The grammar is grammars/cypher.lark (LALR(1), contextual lexer); the AST is built during the
-parse by proxy.cypher.transform.CypherBuilder. `parse` raises nothing but CypherSyntaxError.
+parse by the callbacks of proxy.cypher.builders. `parse` raises nothing but CypherSyntaxError.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, Un
 
 from query_guard.cypher.ast import Script
 from query_guard.cypher.build_parts import BuildError
-from query_guard.cypher.transform import CypherBuilder
+from query_guard.cypher.builders import check_grammar, transformer
 
 __all__ = ["CypherSyntaxError", "parse", "parse_tokens"]
 
@@ -168,8 +168,9 @@ def _parser() -> Lark:
 
     strict=True (no shift/reduce conflicts, no terminal collisions) needs `interegular`; the
     grammar is conflict-free, so without it we still build, just without the re-check.
+    Every rule's callback is checked against the compiled grammar (builders.check_grammar).
     """
-    return Lark.open_from_package(
+    parser = Lark.open_from_package(
         "query_guard.grammars",
         "cypher.lark",
         parser="lalr",
@@ -177,9 +178,11 @@ def _parser() -> Lark:
         strict=importlib.util.find_spec("interegular") is not None,
         keep_all_tokens=True,
         maybe_placeholders=True,
-        transformer=CypherBuilder(),
+        transformer=transformer(),
         cache=True,
     )
+    check_grammar(parser.rules)
+    return parser
 
 
 def parse(text: str) -> Script:

@@ -1,58 +1,34 @@
-"""lark callbacks -> typed Cypher AST (proxy/cypher/ast.py): clauses and queries.
+"""lark callbacks -> typed Cypher AST (proxy/cypher/ast.py): scripts, queries and clauses.
 
-`CypherBuilder` is passed to lark as its inline transformer, so the AST is built during the
-LALR parse without an intermediate tree. Expression callbacks live in transform_expr.py,
-pattern callbacks in transform_pattern.py, SHOW commands in transform_show.py. Every node's
-span comes from the tokens of its rule (the parser keeps all tokens).
+One family of the AST builder's rules (builders.py assembles the families into lark's inline
+transformer): each callback declares the shape of its rule's children and reads them by name
+(build_children.py). Every node's span comes from the tokens of its rule (the parser keeps all
+tokens).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from lark import Token, Transformer, Tree
+from lark import Token
 
 from query_guard.cypher.ast import (
-    BinaryOp,
-    CallProcedure,
-    CallSubquery,
-    Clause,
-    Create,
-    Delete,
     Expr,
-    Foreach,
-    LabelCheck,
-    LoadCsv,
     Match,
-    Merge,
     OtherClause,
     ProjectionItem,
     Query,
-    Remove,
     Return,
     SchemaCommand,
     Script,
-    SetClause,
     SingleQuery,
     SortItem,
     UnionQuery,
     Unwind,
-    Variable,
     With,
 )
-from query_guard.cypher.build_parts import (
-    BuildError,
-    Part,
-    ex,
-    exprs,
-    has,
-    span_of,
-    tok_span,
-)
-from query_guard.cypher.transform_expr import ExprBuilder
-from query_guard.cypher.transform_pattern import PatternBuilder
-from query_guard.cypher.transform_schema import SchemaBuilder
-from query_guard.cypher.transform_show import ShowBuilder
+from query_guard.cypher.build_children import Rules
+from query_guard.cypher.build_parts import Part, ex, has, span_of, tok_span
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
 _ADMIN_WORDS = frozenset(
@@ -98,181 +74,216 @@ _ADMIN_WORDS = frozenset(
 )
 
 
-class CypherBuilder(SchemaBuilder, ShowBuilder, PatternBuilder, ExprBuilder, Transformer):
-    """Inline transformer for grammars/cypher.lark; stateless, so one instance serves all."""
+RULES = Rules()
+rule = RULES.rule
 
-    def __default__(self, data: str, children: list[Any], meta: Any) -> Any:
-        if data.startswith("_"):  # lark's helper rules for `x+` / `x*`, spliced into the parent
-            return Tree(data, children, meta)
-        raise BuildError(f"internal: no builder for rule {data!r}", span_of(children))
+# ---------------------------------------------------------------- script and queries
 
-    # ---------------------------------------------------------------- script and queries
 
-    def start(self, c: list[Any]) -> Script:
-        statements = [x for x in c if not isinstance(x, Token)]
-        return Script(span_of(c), statements)
+START = rule("start", "*statements")
 
-    def explain(self, c: list[Any]) -> Query:
-        query = c[1]
-        first = query if isinstance(query, SingleQuery) else query.branches[0]
-        first.clauses.insert(0, OtherClause(tok_span(c[0]), c[0].value.upper()))
-        first.span = (c[0].start_pos, first.span[1])
-        query.span = span_of(c)
-        return query
 
-    def query(self, c: list[Any]) -> Query:
-        if len(c) == 1:
-            return c[0]
-        branches = [x for x in c if isinstance(x, SingleQuery)]
-        flags = [x.value for x in c if type(x) is Part]
-        return UnionQuery(span_of(c), branches, flags)
+@START
+def start(c: list[Any]) -> Script:
+    return Script(span_of(c), [x for x in c[START.statements] if not isinstance(x, Token)])
 
-    def union_op(self, c: list[Any]) -> Part:
-        return Part("union", c[1] is not None and c[1].type == "ALL", span_of(c))
 
-    def single_query(self, c: list[Any]) -> SingleQuery:
-        return SingleQuery(span_of(c), list(c))
+EXPLAIN = rule(
+    "explain", "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema"
+)
 
-    def schema_command(self, c: list[Any]) -> SingleQuery:
-        """An admin command, wrapped as a one-clause query so statements stay Query-typed."""
-        words = [t.value.upper() for t in c if isinstance(t, Token) and t.type != "SCHEMA_REST"]
-        rest = c[-1] if isinstance(c[-1], Token) and c[-1].type == "SCHEMA_REST" else None
-        if rest is not None:
-            for word in rest.value.split()[:3]:
-                if word.upper() not in _ADMIN_WORDS:
-                    break
-                words.append(word.upper())
-        span = span_of(c)
-        return SingleQuery(span, [SchemaCommand(span, " ".join(words))])
 
-    # ---------------------------------------------------------------- reading clauses
+@EXPLAIN
+def explain(c: list[Any]) -> Query:
+    query, word = c[EXPLAIN.query], c[EXPLAIN.word]
+    first = query if isinstance(query, SingleQuery) else query.branches[0]
+    first.clauses.insert(0, OtherClause(tok_span(word), word.value.upper()))
+    first.span = (word.start_pos, first.span[1])
+    query.span = span_of(c)
+    return query
 
-    def where(self, c: list[Any]) -> Expr:
-        return ex(c[1])
 
-    def match_clause(self, c: list[Any]) -> Match:
-        return Match(span_of(c), c[0] is not None, c[2].value, c[3])
+QUERY = rule("query", "first=single_query *unions")
 
-    def unwind_clause(self, c: list[Any]) -> Unwind:
-        return Unwind(span_of(c), ex(c[1]), c[3])
 
-    def finish_clause(self, c: list[Any]) -> OtherClause:
-        return OtherClause(span_of(c), "FINISH")
+@QUERY
+def query(c: list[Any]) -> Query:
+    if not c[QUERY.unions]:
+        return c[QUERY.first]
+    branches = [x for x in c if isinstance(x, SingleQuery)]
+    flags = [x.value for x in c if type(x) is Part]
+    return UnionQuery(span_of(c), branches, flags)
 
-    def use_clause(self, c: list[Any]) -> OtherClause:
-        return OtherClause(span_of(c), "USE", [ex(c[1])])
 
-    # ---------------------------------------------------------------- projections
+UNION_OP = rule("union_op", "UNION all=ALL|DISTINCT?")
 
-    def projection_item(self, c: list[Any]) -> ProjectionItem:
-        return ProjectionItem(span_of(c), ex(c[0]), c[2])
 
-    def projection_items(self, c: list[Any]) -> Part:
-        star = isinstance(c[0], Token) and c[0].type == "STAR"
-        items = [x for x in c if isinstance(x, ProjectionItem)]
-        return Part("items", (star, items), span_of(c))
+@UNION_OP
+def union_op(c: list[Any]) -> Part:
+    return Part("union", c[UNION_OP.all] is not None and c[UNION_OP.all].type == "ALL", span_of(c))
 
-    def sort_item(self, c: list[Any]) -> SortItem:
-        desc = c[1] is not None and c[1].type.startswith("DESC")
-        return SortItem(span_of(c), ex(c[0]), desc)
 
-    def order_by(self, c: list[Any]) -> Part:
-        return Part("order", [x for x in c if isinstance(x, SortItem)], span_of(c))
+SINGLE_QUERY = rule("single_query", "*clauses")
 
-    def skip(self, c: list[Any]) -> Expr:
-        return ex(c[1])
 
-    limit = skip
+@SINGLE_QUERY
+def single_query(c: list[Any]) -> SingleQuery:
+    return SingleQuery(span_of(c), list(c[SINGLE_QUERY.clauses]))
 
-    def projection_body(self, c: list[Any]) -> Part:
-        star, items = c[1].value
-        order = c[2].value if c[2] is not None else []
-        return Part("projection", (c[0] is not None, star, items, order, c[3], c[4]), span_of(c))
 
-    def with_clause(self, c: list[Any]) -> With:
-        return With(span_of(c), *c[1].value, where=c[2])
+SCHEMA_COMMAND = rule("schema_command", "*words")
 
-    def return_clause(self, c: list[Any]) -> Return:
-        return Return(span_of(c), *c[1].value)
 
-    # ---------------------------------------------------------------- writing clauses
+@SCHEMA_COMMAND
+def schema_command(c: list[Any]) -> SingleQuery:
+    """An admin command, wrapped as a one-clause query so statements stay Query-typed."""
+    words = [
+        t.value.upper()
+        for t in c[SCHEMA_COMMAND.words]
+        if isinstance(t, Token) and t.type != "SCHEMA_REST"
+    ]
+    rest = next(
+        (t for t in c[SCHEMA_COMMAND.words] if isinstance(t, Token) and t.type == "SCHEMA_REST"),
+        None,
+    )
+    if rest is not None:
+        for word in rest.value.split()[:3]:
+            if word.upper() not in _ADMIN_WORDS:
+                break
+            words.append(word.upper())
+    span = span_of(c)
+    return SingleQuery(span, [SchemaCommand(span, " ".join(words))])
 
-    def create_clause(self, c: list[Any]) -> Create:
-        return Create(span_of(c), c[1].value)
 
-    def merge_action(self, c: list[Any]) -> SetClause:
-        return SetClause(span_of(c), [x for x in c if not isinstance(x, Token)])
+# ---------------------------------------------------------------- reading clauses
 
-    def merge_clause(self, c: list[Any]) -> Merge:
-        return Merge(span_of(c), c[1], [x for x in c[2:] if isinstance(x, SetClause)])
 
-    def set_assign(self, c: list[Any]) -> BinaryOp:
-        return BinaryOp(span_of(c), c[1].value, ex(c[0]), ex(c[2]), tok_span(c[1]))
+WHERE = rule("where", "WHERE expr")
 
-    def set_labels(self, c: list[Any]) -> LabelCheck:
-        return LabelCheck(span_of(c), c[0], c[1])
 
-    def set_clause(self, c: list[Any]) -> SetClause:
-        return SetClause(span_of(c), [x for x in c if not isinstance(x, Token)])
+@WHERE
+def where(c: list[Any]) -> Expr:
+    return ex(c[WHERE.expr])
 
-    def remove_property(self, c: list[Any]) -> Expr:
-        return ex(c[0])
 
-    def remove_clause(self, c: list[Any]) -> Remove:
-        return Remove(span_of(c), [x for x in c if not isinstance(x, Token)])
+MATCH_CLAUSE = rule("match_clause", "optional=OPTIONAL? MATCH pattern where?")
 
-    def delete_clause(self, c: list[Any]) -> Delete:
-        return Delete(span_of(c), c[0] is not None, exprs(c))
 
-    def foreach_clause(self, c: list[Any]) -> Foreach:
-        clauses = [x for x in c[6:] if isinstance(x, Clause)]
-        return Foreach(span_of(c), c[2], ex(c[4]), clauses)
+@MATCH_CLAUSE
+def match_clause(c: list[Any]) -> Match:
+    return Match(
+        span_of(c),
+        c[MATCH_CLAUSE.optional] is not None,
+        c[MATCH_CLAUSE.pattern].value,
+        c[MATCH_CLAUSE.where],
+    )
 
-    def load_csv_clause(self, c: list[Any]) -> LoadCsv:
-        types = [x.type if isinstance(x, Token) else None for x in c]
-        source = ex(c[types.index("FROM") + 1])
-        variable = c[types.index("AS") + 1]
-        return LoadCsv(span_of(c), has(c, "HEADERS"), source, variable)
 
-    # ---------------------------------------------------------------- CALL
+UNWIND_CLAUSE = rule("unwind_clause", "UNWIND expr AS variable")
 
-    def procedure_name(self, c: list[Any]) -> Part:
-        names = [x.value for x in c if type(x) is Part]
-        return Part("procedure", ".".join(names), span_of(c))
 
-    def yield_item(self, c: list[Any]) -> ProjectionItem:
-        name: Part = c[0]
-        return ProjectionItem(span_of(c), Variable(name.span, name.value), c[2])
+@UNWIND_CLAUSE
+def unwind_clause(c: list[Any]) -> Unwind:
+    return Unwind(span_of(c), ex(c[UNWIND_CLAUSE.expr]), c[UNWIND_CLAUSE.variable])
 
-    def yield_clause(self, c: list[Any]) -> Part:
-        items = [x for x in c if isinstance(x, ProjectionItem)]
-        where = c[-1] if len(c) > 2 and not isinstance(c[-1], (Token, ProjectionItem)) else None
-        return Part("yield", (has(c, "STAR"), items, where), span_of(c))
 
-    def call_clause(self, c: list[Any]) -> CallProcedure:
-        name: Part = c[1]
-        args = exprs(c[2:]) if has(c, "LPAR") else None
-        star, items, where = (False, [], None)
-        if type(c[-1]) is Part:
-            star, items, where = c[-1].value
-        return CallProcedure(span_of(c), name.value, name.span, args, items, star, where)
+FINISH_CLAUSE = rule("finish_clause", "FINISH")
 
-    def call_scope(self, c: list[Any]) -> Part:
-        return Part(
-            "scope", (has(c, "STAR"), [x for x in c if isinstance(x, Variable)]), span_of(c)
-        )
 
-    def in_transactions(self, c: list[Any]) -> Part:
-        return Part("tx", True, span_of(c))
+@FINISH_CLAUSE
+def finish_clause(c: list[Any]) -> OtherClause:
+    return OtherClause(span_of(c), "FINISH")
 
-    def on_error(self, c: list[Any]) -> Part:
-        return Part("on_error", c[2].value.upper(), span_of(c))
 
-    def report_status(self, c: list[Any]) -> Part:
-        return Part("report", c[3], span_of(c))
+USE_CLAUSE = rule("use_clause", "USE expr")
 
-    def call_subquery(self, c: list[Any]) -> CallSubquery:
-        scope: Part | None = c[2]
-        imports = None if scope is None else scope.value[1]
-        import_all = scope is not None and scope.value[0]
-        return CallSubquery(span_of(c), c[4], imports, c[6] is not None, import_all)
+
+@USE_CLAUSE
+def use_clause(c: list[Any]) -> OtherClause:
+    return OtherClause(span_of(c), "USE", [ex(c[USE_CLAUSE.expr])])
+
+
+# ---------------------------------------------------------------- projections
+
+
+PROJECTION_ITEM = rule("projection_item", "expr AS? variable?")
+
+
+@PROJECTION_ITEM
+def projection_item(c: list[Any]) -> ProjectionItem:
+    return ProjectionItem(span_of(c), ex(c[PROJECTION_ITEM.expr]), c[PROJECTION_ITEM.variable])
+
+
+PROJECTION_ITEMS = rule("projection_items", "*items")
+
+
+@PROJECTION_ITEMS
+def projection_items(c: list[Any]) -> Part:
+    items = [x for x in c[PROJECTION_ITEMS.items] if isinstance(x, ProjectionItem)]
+    return Part("items", (has(c[PROJECTION_ITEMS.items], "STAR"), items), span_of(c))
+
+
+SORT_ITEM = rule("sort_item", "expr direction=sort_dir?")
+
+
+@SORT_ITEM
+def sort_item(c: list[Any]) -> SortItem:
+    desc = c[SORT_ITEM.direction] is not None and c[SORT_ITEM.direction].type.startswith("DESC")
+    return SortItem(span_of(c), ex(c[SORT_ITEM.expr]), desc)
+
+
+ORDER_BY = rule("order_by", "ORDER BY *items")
+
+
+@ORDER_BY
+def order_by(c: list[Any]) -> Part:
+    return Part("order", [x for x in c[ORDER_BY.items] if isinstance(x, SortItem)], span_of(c))
+
+
+SKIP = rule("skip", "SKIP|OFFSET expr")
+
+
+@SKIP
+def skip(c: list[Any]) -> Expr:
+    return ex(c[SKIP.expr])
+
+
+LIMIT = rule("limit", "LIMIT expr")
+
+
+@LIMIT
+def limit(c: list[Any]) -> Expr:
+    return ex(c[LIMIT.expr])
+
+
+PROJECTION_BODY = rule(
+    "projection_body", "distinct=DISTINCT? items=projection_items order=order_by? skip? limit?"
+)
+
+
+@PROJECTION_BODY
+def projection_body(c: list[Any]) -> Part:
+    star, items = c[PROJECTION_BODY.items].value
+    order = c[PROJECTION_BODY.order].value if c[PROJECTION_BODY.order] is not None else []
+    distinct = c[PROJECTION_BODY.distinct] is not None
+    return Part(
+        "projection",
+        (distinct, star, items, order, c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit]),
+        span_of(c),
+    )
+
+
+WITH_CLAUSE = rule("with_clause", "WITH body=projection_body where?")
+
+
+@WITH_CLAUSE
+def with_clause(c: list[Any]) -> With:
+    return With(span_of(c), *c[WITH_CLAUSE.body].value, where=c[WITH_CLAUSE.where])
+
+
+RETURN_CLAUSE = rule("return_clause", "RETURN body=projection_body")
+
+
+@RETURN_CLAUSE
+def return_clause(c: list[Any]) -> Return:
+    return Return(span_of(c), *c[RETURN_CLAUSE.body].value)

@@ -1,9 +1,11 @@
-"""Expression half of the lark-callbacks -> typed AST builder (see transform.py): operator
-precedence (`_Pratt`) and the expression rules' callbacks; shared pieces in build_parts.py.
+"""The expression family of the lark-callbacks -> typed AST builder (assembled in builders.py):
+operator precedence (`_Pratt`), names, literals, operators and calls; lists, maps, CASE and
+subqueries are in transform_collections.py, label expressions in transform_labels.py, shared
+pieces in build_parts.py.
 
-The parser runs with `keep_all_tokens=True` and this builder as its inline transformer, so each
-callback receives every token of its rule (punctuation included) and computes the node's span
-from its first and last child; `[optional]` parts arrive as None placeholders.
+The parser runs with `keep_all_tokens=True`, so each callback receives every token of its rule
+(punctuation included), read by the names of its declared shape (build_children.py), and
+computes the node's span from its first and last child; `[optional]` parts arrive as None.
 """
 
 from __future__ import annotations
@@ -14,33 +16,19 @@ from lark import Token
 
 from query_guard.cypher.ast import (
     BinaryOp,
-    CaseExpr,
     FunctionCall,
-    LabelAnd,
     LabelCheck,
-    LabelExpr,
-    LabelName,
-    LabelNot,
-    LabelOr,
-    LabelWildcard,
-    ListComprehension,
-    ListLiteral,
     Literal,
-    MapLiteral,
-    MapProjection,
     Node,
     OtherExpr,
     Parameter,
-    PatternComprehension,
     PropertyLookup,
-    SubqueryExpr,
     Subscript,
     UnaryOp,
     Variable,
 )
-from query_guard.cypher.ast_dynamic import LabelDynamic
+from query_guard.cypher.build_children import Rules
 from query_guard.cypher.build_parts import (
-    BracedMapProjection,
     BuildError,
     Paren,
     Part,
@@ -48,10 +36,8 @@ from query_guard.cypher.build_parts import (
     end_of,
     ex,
     exprs,
-    has,
     in_binding,
     parse_int,
-    pattern_of,
     span_of,
     start_of,
     tok_span,
@@ -130,226 +116,221 @@ class _Pratt:
         return left, start, end
 
 
-class ExprBuilder:
-    """Callbacks for the expression rules of grammars/cypher.lark."""
+RULES = Rules()
+rule = RULES.rule
 
-    # ---------------------------------------------------------------- names and atoms
+# ---------------------------------------------------------------- names and atoms
 
-    def symbolic_name(self, c: list[Any]) -> Part:
-        tok = c[0]
-        return Part("name", unescape_name(tok.value), tok_span(tok))
 
-    def variable(self, c: list[Any]) -> Variable:
-        tok = c[0]
-        return Variable((tok.start_pos, tok.end_pos), unescape_name(tok.value))
+SYMBOLIC_NAME = rule("symbolic_name", "name=NAME|ESCAPED_NAME")
 
-    def keyword_variable(self, c: list[Any]) -> Variable:
-        return Variable(tok_span(c[0]), c[0].value)
 
-    def parameter(self, c: list[Any]) -> Parameter:
-        return Parameter(tok_span(c[0]), unescape_name(c[0].value[1:]))
+@SYMBOLIC_NAME
+def symbolic_name(c: list[Any]) -> Part:
+    tok = c[SYMBOLIC_NAME.name]
+    return Part("name", unescape_name(tok.value), tok_span(tok))
 
-    def string(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "string", unescape_string(c[0].value))
 
-    def integer(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "integer", parse_int(c[0].value))
+VARIABLE = rule("variable", "name=NAME|ESCAPED_NAME")
 
-    def float(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "float", float(c[0].value))
 
-    def true(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "boolean", True)
+@VARIABLE
+def variable(c: list[Any]) -> Variable:
+    tok = c[VARIABLE.name]
+    return Variable((tok.start_pos, tok.end_pos), unescape_name(tok.value))
 
-    def false(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "boolean", False)
 
-    def null(self, c: list[Any]) -> Literal:
-        return Literal(tok_span(c[0]), "null", None)
+KEYWORD_VARIABLE = rule("keyword_variable", "word=COUNT|EXISTS|COLLECT")
 
-    def paren_expr(self, c: list[Any]) -> Paren:
-        return Paren(ex(c[1]), span_of(c))
 
-    # ---------------------------------------------------------------- operators
+@KEYWORD_VARIABLE
+def keyword_variable(c: list[Any]) -> Variable:
+    return Variable(tok_span(c[KEYWORD_VARIABLE.word]), c[KEYWORD_VARIABLE.word].value)
 
-    def expr(self, c: list[Any]) -> Any:
-        if len(c) == 1:
-            return c[0]
-        return _Pratt(c).parse(0)[0]
 
-    def label_check(self, c: list[Any]) -> LabelCheck:
-        return LabelCheck(span_of(c), ex(c[0]), c[1])
+PARAMETER = rule("parameter", "PARAM")
 
-    def property_lookup(self, c: list[Any]) -> PropertyLookup:
-        key: Part = c[2]
-        return PropertyLookup(span_of(c), ex(c[0]), key.value, key.span)
 
-    def subscript(self, c: list[Any]) -> Subscript:
-        return Subscript(span_of(c), ex(c[0]), ex(c[2]))
+@PARAMETER
+def parameter(c: list[Any]) -> Parameter:
+    return Parameter(tok_span(c[PARAMETER.param]), unescape_name(c[PARAMETER.param].value[1:]))
 
-    def slice(self, c: list[Any]) -> Subscript:
-        lo = ex(c[2]) if c[2] is not None else None
-        hi = ex(c[4]) if c[4] is not None else None
-        return Subscript(span_of(c), ex(c[0]), lo, hi, True)
 
-    # ---------------------------------------------------------------- calls
+STRING = rule("string", "STRING")
 
-    def _callee(self, callee: Any) -> str:
-        name = dotted_name(ex(callee)) if type(callee) is not Paren else None
-        if name is None:
-            raise BuildError("expected a function name before '('", callee.span)
-        return name
 
-    def call(self, c: list[Any]) -> FunctionCall:
-        name = self._callee(c[0])
-        return FunctionCall(span_of(c), name, exprs(c[2:]), distinct=has(c, "DISTINCT"))
+@STRING
+def string(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[STRING.string]), "string", unescape_string(c[STRING.string].value))
 
-    def call_star(self, c: list[Any]) -> FunctionCall:
-        return FunctionCall(span_of(c), self._callee(c[0]), [], star=True)
 
-    def call_filter(self, c: list[Any]) -> OtherExpr:
-        # all/any/none/single(x IN l WHERE p), filter(x IN l WHERE p), extract(x IN l WHERE p | e)
-        name = self._callee(c[0]).lower()
-        var, source = in_binding(c[2], f"{name}(…)")
-        parts: list[Node] = [var, source, ex(c[4])]
-        if c[6] is not None:
-            parts.append(ex(c[6]))
-        return OtherExpr(span_of(c), name, parts)
+INTEGER = rule("integer", "INTEGER")
 
-    def call_extract(self, c: list[Any]) -> OtherExpr:
-        name = self._callee(c[0]).lower()
-        var, source = in_binding(c[2], f"{name}(…)")
-        return OtherExpr(span_of(c), name, [var, source, ex(c[4])])
 
-    def call_reduce(self, c: list[Any]) -> OtherExpr:
-        name = self._callee(c[0]).lower()
-        init = ex(c[2])
-        if not (isinstance(init, BinaryOp) and init.op == "=" and isinstance(init.left, Variable)):
-            raise BuildError("expected `accumulator = initial value` in reduce(…)", init.span)
-        var, source = in_binding(c[4], "reduce(…)")
-        return OtherExpr(span_of(c), name, [init.left, init.right, var, source, ex(c[6])])
+@INTEGER
+def integer(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[INTEGER.integer]), "integer", parse_int(c[INTEGER.integer].value))
 
-    # ---------------------------------------------------------------- lists and maps
 
-    def list_empty(self, c: list[Any]) -> ListLiteral:
-        return ListLiteral(span_of(c), [])
+FLOAT = rule("float", "FLOAT")
 
-    def list_items(self, c: list[Any]) -> ListLiteral | ListComprehension:
-        items = exprs(c)
-        if len(items) == 1:
-            head = items[0]
-            if isinstance(head, BinaryOp) and head.op == "IN" and isinstance(head.left, Variable):
-                return ListComprehension(span_of(c), head.left, head.right, None, None)
-        return ListLiteral(span_of(c), items)
 
-    def _comprehension(
-        self, c: list[Any], head: Any, where: Any, projection: Any
-    ) -> ListComprehension | PatternComprehension:
-        where = ex(where) if where is not None else None
-        projection = ex(projection) if projection is not None else None
-        pattern = pattern_of(head)
-        if pattern is not None:
-            if projection is None:
-                raise BuildError("a pattern comprehension needs `| expression`", span_of(c))
-            return PatternComprehension(span_of(c), pattern[0], pattern[1], where, projection)
-        var, source = in_binding(head, "a list comprehension")
-        return ListComprehension(span_of(c), var, source, where, projection)
+@FLOAT
+def float_literal(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[FLOAT.float]), "float", float(c[FLOAT.float].value))
 
-    def list_filter(self, c: list[Any]) -> ListComprehension | PatternComprehension:
-        return self._comprehension(c, c[1], c[3], c[5])
 
-    def list_extract(self, c: list[Any]) -> ListComprehension | PatternComprehension:
-        return self._comprehension(c, c[1], None, c[3])
+TRUE = rule("true", "TRUE")
 
-    def map_entry(self, c: list[Any]) -> Part:
-        key: Part = c[0]
-        return Part("entry", (key.value, key.span, ex(c[2])), span_of(c))
 
-    def map_literal(self, c: list[Any]) -> MapLiteral:
-        entries = [p.value for p in c if type(p) is Part]
-        return MapLiteral(span_of(c), entries)
+@TRUE
+def true(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[TRUE.true]), "boolean", True)
 
-    def proj_property(self, c: list[Any]) -> Part:
-        return Part("item", ("property", c[1].value), span_of(c))
 
-    def proj_all(self, c: list[Any]) -> Part:
-        return Part("item", ("all", "*"), span_of(c))
+FALSE = rule("false", "FALSE")
 
-    def proj_variable(self, c: list[Any]) -> Part:
-        return Part("item", ("variable", c[0].name), span_of(c))
 
-    def proj_literal(self, c: list[Any]) -> Part:
-        return Part("item", ("literal", c[0].value, ex(c[2])), c[0].span)
+@FALSE
+def false(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[FALSE.false]), "boolean", False)
 
-    def map_projection(self, c: list[Any]) -> MapProjection:
-        parts = [p for p in c if type(p) is Part]
-        key_spans = [p.span for p in parts if p.value[0] == "literal"]
-        items = [p.value for p in parts]
-        return BracedMapProjection(span_of(c), c[0], items, c[1].start_pos, key_spans)
 
-    # ---------------------------------------------------------------- CASE, subqueries
+NULL = rule("null", "NULL")
 
-    def case_alt(self, c: list[Any]) -> Part:
-        return Part("when", (ex(c[1]), ex(c[3])), span_of(c))
 
-    def case_expr(self, c: list[Any]) -> CaseExpr:
-        subject = ex(c[1]) if c[1] is not None else None
-        alternatives = [p.value for p in c if type(p) is Part]
-        default = ex(c[-2]) if c[-2] is not None else None
-        return CaseExpr(span_of(c), subject, alternatives, default)
+@NULL
+def null(c: list[Any]) -> Literal:
+    return Literal(tok_span(c[NULL.null]), "null", None)
 
-    def subquery_full(self, c: list[Any]) -> SubqueryExpr:
-        return SubqueryExpr(span_of(c), c[0].value.upper(), c[2], [], None)
 
-    def subquery_pattern(self, c: list[Any]) -> SubqueryExpr:
-        where = ex(c[3]) if c[3] is not None else None
-        return SubqueryExpr(span_of(c), c[0].value.upper(), None, c[2].value, where)
+PAREN_EXPR = rule("paren_expr", "LPAR expr RPAR")
 
-    # ---------------------------------------------------------------- label expressions
 
-    def label_name(self, c: list[Any]) -> LabelName:
-        span = tok_span(c[0])
-        return LabelName(span, unescape_name(c[0].value), span)
+@PAREN_EXPR
+def paren_expr(c: list[Any]) -> Paren:
+    return Paren(ex(c[PAREN_EXPR.expr]), span_of(c))
 
-    def label_wildcard(self, c: list[Any]) -> LabelWildcard:
-        return LabelWildcard(tok_span(c[0]))
 
-    def label_negation(self, c: list[Any]) -> LabelNot:
-        return LabelNot(span_of(c), c[1])
+# ---------------------------------------------------------------- operators
 
-    def label_dynamic(self, c: list[Any]) -> LabelDynamic:
-        """`$(expr)` / `$all(expr)` / `$any(expr)`: a label or type named when the query runs."""
-        opener = c[0]
-        mode = "all" if opener.type == "DYNAMIC_OPEN" else opener.value[1:].lower()
-        if mode not in ("all", "any"):
-            raise BuildError(
-                f"expected `$(…)`, `$all(…)` or `$any(…)` for a dynamic label, not `{opener}(`",
-                tok_span(opener),
-            )
-        return LabelDynamic(span_of(c), mode, ex(c[-2]))
 
-    def label_group(self, c: list[Any]) -> LabelExpr:
-        return c[1]
+EXPR = rule("expr", "*items")
 
-    def label_and(self, c: list[Any]) -> LabelExpr:
-        items = [x for x in c if isinstance(x, LabelExpr)]
-        return items[0] if len(items) == 1 else LabelAnd(span_of(c), items)
 
-    def label_or(self, c: list[Any]) -> LabelExpr:
-        items = [x for x in c if isinstance(x, LabelExpr)]
-        return items[0] if len(items) == 1 else LabelOr(span_of(c), items)
-
-    check_or = label_or
-
-    def node_labels(self, c: list[Any]) -> LabelExpr:
-        """`:A:B` -> LabelAnd; a single `:A…` keeps its expression with the colon in its span."""
-        items = [x for x in c if isinstance(x, LabelExpr)]
-        if len(items) > 1:
-            return LabelAnd(span_of(c), items)
-        only = items[0]
-        if isinstance(only, LabelName):
-            return LabelName(span_of(c), only.name, only.name_span)
-        only.span = span_of(c)
+@EXPR
+def expr(c: list[Any]) -> Any:
+    items = c[EXPR.items]
+    if len(items) == 1:
+        (only,) = items
         return only
+    return _Pratt(items).parse(0)[0]
 
-    check_labels = node_labels
+
+LABEL_CHECK = rule("label_check", "subject=postfix_expr labels=check_labels")
+
+
+@LABEL_CHECK
+def label_check(c: list[Any]) -> LabelCheck:
+    return LabelCheck(span_of(c), ex(c[LABEL_CHECK.subject]), c[LABEL_CHECK.labels])
+
+
+PROPERTY_LOOKUP = rule("property_lookup", "subject=postfix_expr DOT key=symbolic_name")
+
+
+@PROPERTY_LOOKUP
+def property_lookup(c: list[Any]) -> PropertyLookup:
+    key: Part = c[PROPERTY_LOOKUP.key]
+    return PropertyLookup(span_of(c), ex(c[PROPERTY_LOOKUP.subject]), key.value, key.span)
+
+
+SUBSCRIPT = rule("subscript", "subject=postfix_expr LSQB index=expr RSQB")
+
+
+@SUBSCRIPT
+def subscript(c: list[Any]) -> Subscript:
+    return Subscript(span_of(c), ex(c[SUBSCRIPT.subject]), ex(c[SUBSCRIPT.index]))
+
+
+SLICE = rule("slice", "subject=postfix_expr LSQB lo=expr? DOTDOT hi=expr? RSQB")
+
+
+@SLICE
+def slice_(c: list[Any]) -> Subscript:
+    lo = ex(c[SLICE.lo]) if c[SLICE.lo] is not None else None
+    hi = ex(c[SLICE.hi]) if c[SLICE.hi] is not None else None
+    return Subscript(span_of(c), ex(c[SLICE.subject]), lo, hi, True)
+
+
+# ---------------------------------------------------------------- calls
+
+
+def _callee(callee: Any) -> str:
+    name = dotted_name(ex(callee)) if type(callee) is not Paren else None
+    if name is None:
+        raise BuildError("expected a function name before '('", callee.span)
+    return name
+
+
+CALL = rule("call", "callee=postfix_expr LPAR distinct=DISTINCT? *args RPAR")
+
+
+@CALL
+def call(c: list[Any]) -> FunctionCall:
+    name = _callee(c[CALL.callee])
+    return FunctionCall(
+        span_of(c), name, exprs(c[CALL.args]), distinct=c[CALL.distinct] is not None
+    )
+
+
+CALL_STAR = rule("call_star", "callee=postfix_expr LPAR STAR RPAR")
+
+
+@CALL_STAR
+def call_star(c: list[Any]) -> FunctionCall:
+    return FunctionCall(span_of(c), _callee(c[CALL_STAR.callee]), [], star=True)
+
+
+CALL_FILTER = rule(
+    "call_filter",
+    "callee=postfix_expr LPAR head=expr WHERE predicate=expr BAR? projection=expr? RPAR",
+)
+
+
+@CALL_FILTER
+def call_filter(c: list[Any]) -> OtherExpr:
+    # all/any/none/single(x IN l WHERE p), filter(x IN l WHERE p), extract(x IN l WHERE p | e)
+    name = _callee(c[CALL_FILTER.callee]).lower()
+    var, source = in_binding(c[CALL_FILTER.head], f"{name}(…)")
+    parts: list[Node] = [var, source, ex(c[CALL_FILTER.predicate])]
+    if c[CALL_FILTER.projection] is not None:
+        parts.append(ex(c[CALL_FILTER.projection]))
+    return OtherExpr(span_of(c), name, parts)
+
+
+CALL_EXTRACT = rule("call_extract", "callee=postfix_expr LPAR head=expr BAR projection=expr RPAR")
+
+
+@CALL_EXTRACT
+def call_extract(c: list[Any]) -> OtherExpr:
+    name = _callee(c[CALL_EXTRACT.callee]).lower()
+    var, source = in_binding(c[CALL_EXTRACT.head], f"{name}(…)")
+    return OtherExpr(span_of(c), name, [var, source, ex(c[CALL_EXTRACT.projection])])
+
+
+CALL_REDUCE = rule(
+    "call_reduce",
+    "callee=postfix_expr LPAR init=expr COMMA head=expr BAR projection=expr RPAR",
+)
+
+
+@CALL_REDUCE
+def call_reduce(c: list[Any]) -> OtherExpr:
+    name = _callee(c[CALL_REDUCE.callee]).lower()
+    init = ex(c[CALL_REDUCE.init])
+    if not (isinstance(init, BinaryOp) and init.op == "=" and isinstance(init.left, Variable)):
+        raise BuildError("expected `accumulator = initial value` in reduce(…)", init.span)
+    var, source = in_binding(c[CALL_REDUCE.head], "reduce(…)")
+    return OtherExpr(
+        span_of(c), name, [init.left, init.right, var, source, ex(c[CALL_REDUCE.projection])]
+    )

@@ -1,4 +1,4 @@
-"""Pattern half of the lark-callbacks -> typed AST builder (see transform.py): node and
+"""The pattern family of the lark-callbacks -> typed AST builder (builders.py): node and
 relationship patterns, quantifiers and variable lengths, shortest paths, and patterns used
 inside expressions (`WHERE (a)-->(b)`, pattern comprehensions).
 """
@@ -20,13 +20,8 @@ from query_guard.cypher.ast import (
     Variable,
     VarLength,
 )
-from query_guard.cypher.build_parts import (
-    BuildError,
-    Part,
-    as_node_pattern,
-    ex,
-    span_of,
-)
+from query_guard.cypher.build_children import Rules
+from query_guard.cypher.build_parts import BuildError, Part, as_node_pattern, ex, span_of
 
 # arrow token -> (length of the left piece, length of the right piece, direction)
 _BARE_ARROWS = {
@@ -48,118 +43,272 @@ def _check_elements(elements: list[PatternElement], span: tuple[int, int]) -> No
             raise BuildError("two nodes need a relationship between them", right.span)
 
 
-class PatternBuilder:
-    """Callbacks for the pattern rules of grammars/cypher.lark."""
+RULES = Rules()
+rule = RULES.rule
 
-    # ---------------------------------------------------------------- patterns
+# ---------------------------------------------------------------- patterns
 
-    def pattern(self, c: list[Any]) -> Part:
-        return Part("patterns", [x for x in c if isinstance(x, PathPattern)], span_of(c))
 
-    def path_elements(self, c: list[Any]) -> Part:
-        span = span_of(c)
-        _check_elements(c, span)
-        return Part("elements", list(c), span)
+PATTERN = rule("pattern", "*parts")
 
-    def shortest_call(self, c: list[Any]) -> Part:
-        name = "allShortestPaths" if c[0].type == "ALLSHORTESTPATHS" else "shortestPath"
-        return Part("shortest", (name, c[2].value), span_of(c))
 
-    def path_selector(self, c: list[Any]) -> Part:
-        words = [x.value.upper() for x in c if isinstance(x, Token)]
-        return Part("selector", " ".join(words), span_of(c))
+@PATTERN
+def pattern(c: list[Any]) -> Part:
+    return Part("patterns", [x for x in c[PATTERN.parts] if isinstance(x, PathPattern)], span_of(c))
 
-    def pattern_part(self, c: list[Any]) -> PathPattern:
-        body: Part = c[3]
-        shortest = c[2].value if c[2] is not None else None
-        if body.kind == "shortest":
-            shortest, elements = body.value
-        else:
-            elements = body.value
-        return PathPattern(span_of(c), c[0], elements, shortest)
 
-    def node_pattern(self, c: list[Any]) -> NodePattern:
-        return NodePattern(span_of(c), c[1], c[2], c[3], c[4])
+PATH_ELEMENTS = rule("path_elements", "*elements")
 
-    def quantified_path(self, c: list[Any]) -> QuantifiedPath:
-        inner: Part = c[1]
-        return QuantifiedPath(span_of(c), PathPattern(inner.span, None, inner.value), c[4], c[2])
 
-    def rel_detail(self, c: list[Any]) -> Part:
-        return Part("detail", tuple(c), (0, 0))
+@PATH_ELEMENTS
+def path_elements(c: list[Any]) -> Part:
+    span = span_of(c)
+    elements = list(c[PATH_ELEMENTS.elements])
+    _check_elements(elements, span)
+    return Part("elements", elements, span)
 
-    def rel_bracket(self, c: list[Any]) -> RelPattern:
-        opener, detail, _, closer, quantifier = c
-        start = opener.start_pos
-        left_len = 2 if opener.type == "LARROW_BRACKET" else 1
-        right_len = 2 if closer.type == "ARROW_RIGHT" else 1
-        direction = {(1, 2): "out", (2, 1): "in"}.get((left_len, right_len), "both")
-        variable, types, length, properties, where = detail.value
-        return RelPattern(
-            span_of(c),
-            variable,
-            types,
-            direction,
-            (start, start + left_len),
-            (closer.start_pos, closer.start_pos + right_len),
-            length,
-            properties,
-            where,
-            quantifier,
-        )
 
-    def rel_bare(self, c: list[Any]) -> RelPattern:
-        arrow: Token = c[0]
-        left_len, right_len, direction = _BARE_ARROWS[arrow.type]
-        start = arrow.start_pos
-        left = (start, start + left_len)
-        right = (start + left_len, start + left_len + right_len)
-        return RelPattern(span_of(c), None, None, direction, left, right, quantifier=c[1])
+SHORTEST_CALL = rule(
+    "shortest_call", "function=SHORTESTPATH|ALLSHORTESTPATHS LPAR path_elements RPAR"
+)
 
-    def var_length(self, c: list[Any]) -> VarLength:
-        lo = int(c[1].value) if c[1] is not None else None
-        if c[2] is None:  # `*` or `*n`
-            return VarLength(span_of(c), lo, lo)
-        hi = int(c[3].value) if c[3] is not None else None
-        return VarLength(span_of(c), lo, hi)
 
-    def quant_plus(self, c: list[Any]) -> VarLength:
-        return VarLength(span_of(c), 1, None)
+@SHORTEST_CALL
+def shortest_call(c: list[Any]) -> Part:
+    name = (
+        "allShortestPaths"
+        if c[SHORTEST_CALL.function].type == "ALLSHORTESTPATHS"
+        else "shortestPath"
+    )
+    return Part("shortest", (name, c[SHORTEST_CALL.path_elements].value), span_of(c))
 
-    def quant_star(self, c: list[Any]) -> VarLength:
-        return VarLength(span_of(c), 0, None)
 
-    def quant_exact(self, c: list[Any]) -> VarLength:
-        n = int(c[1].value)
-        return VarLength(span_of(c), n, n)
+PATH_SELECTOR = rule("path_selector", "*words")
 
-    def quant_range(self, c: list[Any]) -> VarLength:
-        lo = int(c[1].value) if c[1] is not None else None
-        hi = int(c[3].value) if c[3] is not None else None
-        return VarLength(span_of(c), lo, hi)
 
-    # ---------------------------------------------------------------- patterns in expressions
+@PATH_SELECTOR
+def path_selector(c: list[Any]) -> Part:
+    words = [x.value.upper() for x in c[PATH_SELECTOR.words] if isinstance(x, Token)]
+    return Part("selector", " ".join(words), span_of(c))
 
-    def pp_node(self, c: list[Any]) -> NodePattern:
-        if len(c) == 2:  # ()
-            return NodePattern(span_of(c), None, None, None)
-        return NodePattern(span_of(c), None, c[1], c[2], c[3])
 
-    def pp_node_where(self, c: list[Any]) -> NodePattern:
-        node = as_node_pattern(c[1])
-        return NodePattern(span_of(c), node.variable, node.labels, node.properties, c[2])
+PATTERN_PART = rule("pattern_part", "variable? EQ? selector=path_selector? body=path_body")
 
-    def pp_node_labeled(self, c: list[Any]) -> NodePattern:
-        variable = ex(c[1])
-        if not isinstance(variable, Variable):
-            raise BuildError("expected a variable in a node pattern", variable.span)
-        return NodePattern(span_of(c), variable, c[2], c[3], c[4])
 
-    def pp_rest(self, c: list[Any]) -> list[Any]:
-        return list(c)
+@PATTERN_PART
+def pattern_part(c: list[Any]) -> PathPattern:
+    body: Part = c[PATTERN_PART.body]
+    shortest = c[PATTERN_PART.selector].value if c[PATTERN_PART.selector] is not None else None
+    if body.kind == "shortest":
+        shortest, elements = body.value
+    else:
+        elements = body.value
+    return PathPattern(span_of(c), c[PATTERN_PART.variable], elements, shortest)
 
-    def pattern_predicate(self, c: list[Any]) -> PatternPredicate:
-        first = c[0] if isinstance(c[0], NodePattern) else as_node_pattern(c[0])
-        elements = [first, *c[1]]
-        span = span_of([first, *c[1]])
-        return PatternPredicate(span, PathPattern(span, None, elements))
+
+NODE_PATTERN = rule("node_pattern", "LPAR variable? labels=node_labels? properties? where? RPAR")
+
+
+@NODE_PATTERN
+def node_pattern(c: list[Any]) -> NodePattern:
+    return NodePattern(
+        span_of(c),
+        c[NODE_PATTERN.variable],
+        c[NODE_PATTERN.labels],
+        c[NODE_PATTERN.properties],
+        c[NODE_PATTERN.where],
+    )
+
+
+QUANTIFIED_PATH = rule("quantified_path", "LPAR inner=path_elements where? RPAR quantifier?")
+
+
+@QUANTIFIED_PATH
+def quantified_path(c: list[Any]) -> QuantifiedPath:
+    inner: Part = c[QUANTIFIED_PATH.inner]
+    path = PathPattern(inner.span, None, inner.value)
+    return QuantifiedPath(span_of(c), path, c[QUANTIFIED_PATH.quantifier], c[QUANTIFIED_PATH.where])
+
+
+REL_DETAIL = rule(
+    "rel_detail",
+    "variable? types=node_labels? length=var_length? properties? where?",
+)
+
+
+@REL_DETAIL
+def rel_detail(c: list[Any]) -> Part:
+    return Part(
+        "detail",
+        (
+            c[REL_DETAIL.variable],
+            c[REL_DETAIL.types],
+            c[REL_DETAIL.length],
+            c[REL_DETAIL.properties],
+            c[REL_DETAIL.where],
+        ),
+        (0, 0),
+    )
+
+
+REL_BRACKET = rule(
+    "rel_bracket",
+    "opener=DASH_BRACKET|LARROW_BRACKET detail=rel_detail RSQB closer=MINUS|ARROW_RIGHT"
+    " quantifier?",
+)
+
+
+@REL_BRACKET
+def rel_bracket(c: list[Any]) -> RelPattern:
+    opener, closer = c[REL_BRACKET.opener], c[REL_BRACKET.closer]
+    start = opener.start_pos
+    left_len = 2 if opener.type == "LARROW_BRACKET" else 1
+    right_len = 2 if closer.type == "ARROW_RIGHT" else 1
+    direction = {(1, 2): "out", (2, 1): "in"}.get((left_len, right_len), "both")
+    variable, types, length, properties, where = c[REL_BRACKET.detail].value
+    return RelPattern(
+        span_of(c),
+        variable,
+        types,
+        direction,
+        (start, start + left_len),
+        (closer.start_pos, closer.start_pos + right_len),
+        length,
+        properties,
+        where,
+        c[REL_BRACKET.quantifier],
+    )
+
+
+REL_BARE = rule("rel_bare", "arrow=ARROW_BOTH|ARROW_OUT|ARROW_IN|ARROW_UNDIRECTED quantifier?")
+
+
+@REL_BARE
+def rel_bare(c: list[Any]) -> RelPattern:
+    arrow: Token = c[REL_BARE.arrow]
+    left_len, right_len, direction = _BARE_ARROWS[arrow.type]
+    start = arrow.start_pos
+    left = (start, start + left_len)
+    right = (start + left_len, start + left_len + right_len)
+    return RelPattern(
+        span_of(c), None, None, direction, left, right, quantifier=c[REL_BARE.quantifier]
+    )
+
+
+VAR_LENGTH = rule("var_length", "STAR lo=INTEGER? dots=DOTDOT? hi=INTEGER?")
+
+
+@VAR_LENGTH
+def var_length(c: list[Any]) -> VarLength:
+    lo = int(c[VAR_LENGTH.lo].value) if c[VAR_LENGTH.lo] is not None else None
+    if c[VAR_LENGTH.dots] is None:  # `*` or `*n`
+        return VarLength(span_of(c), lo, lo)
+    hi = int(c[VAR_LENGTH.hi].value) if c[VAR_LENGTH.hi] is not None else None
+    return VarLength(span_of(c), lo, hi)
+
+
+QUANT_PLUS = rule("quant_plus", "PLUS")
+
+
+@QUANT_PLUS
+def quant_plus(c: list[Any]) -> VarLength:
+    return VarLength(span_of(c), 1, None)
+
+
+QUANT_STAR = rule("quant_star", "STAR")
+
+
+@QUANT_STAR
+def quant_star(c: list[Any]) -> VarLength:
+    return VarLength(span_of(c), 0, None)
+
+
+QUANT_EXACT = rule("quant_exact", "LBRACE n=INTEGER RBRACE")
+
+
+@QUANT_EXACT
+def quant_exact(c: list[Any]) -> VarLength:
+    n = int(c[QUANT_EXACT.n].value)
+    return VarLength(span_of(c), n, n)
+
+
+QUANT_RANGE = rule("quant_range", "LBRACE lo=INTEGER? COMMA hi=INTEGER? RBRACE")
+
+
+@QUANT_RANGE
+def quant_range(c: list[Any]) -> VarLength:
+    lo = int(c[QUANT_RANGE.lo].value) if c[QUANT_RANGE.lo] is not None else None
+    hi = int(c[QUANT_RANGE.hi].value) if c[QUANT_RANGE.hi] is not None else None
+    return VarLength(span_of(c), lo, hi)
+
+
+# ---------------------------------------------------------------- patterns in expressions
+
+
+PP_NODE_EMPTY = rule("pp_node_empty", "LPAR RPAR")
+
+
+@PP_NODE_EMPTY
+def pp_node_empty(c: list[Any]) -> NodePattern:
+    return NodePattern(span_of(c), None, None, None)
+
+
+PP_NODE = rule("pp_node", "LPAR labels=node_labels properties? where? RPAR")
+
+
+@PP_NODE
+def pp_node(c: list[Any]) -> NodePattern:
+    return NodePattern(span_of(c), None, c[PP_NODE.labels], c[PP_NODE.properties], c[PP_NODE.where])
+
+
+PP_NODE_WHERE = rule("pp_node_where", "LPAR expr where RPAR")
+
+
+@PP_NODE_WHERE
+def pp_node_where(c: list[Any]) -> NodePattern:
+    node = as_node_pattern(c[PP_NODE_WHERE.expr])
+    return NodePattern(
+        span_of(c), node.variable, node.labels, node.properties, c[PP_NODE_WHERE.where]
+    )
+
+
+PP_NODE_LABELED = rule(
+    "pp_node_labeled", "LPAR subject=postfix_expr labels=check_labels properties where? RPAR"
+)
+
+
+@PP_NODE_LABELED
+def pp_node_labeled(c: list[Any]) -> NodePattern:
+    variable = ex(c[PP_NODE_LABELED.subject])
+    if not isinstance(variable, Variable):
+        raise BuildError("expected a variable in a node pattern", variable.span)
+    return NodePattern(
+        span_of(c),
+        variable,
+        c[PP_NODE_LABELED.labels],
+        c[PP_NODE_LABELED.properties],
+        c[PP_NODE_LABELED.where],
+    )
+
+
+PP_REST = rule("pp_rest", "*items")
+
+
+@PP_REST
+def pp_rest(c: list[Any]) -> list[Any]:
+    return list(c[PP_REST.items])
+
+
+PATTERN_PREDICATE = rule("pattern_predicate", "first=pp_first_node rest=pp_rest")
+
+
+@PATTERN_PREDICATE
+def pattern_predicate(c: list[Any]) -> PatternPredicate:
+    first = (
+        c[PATTERN_PREDICATE.first]
+        if isinstance(c[PATTERN_PREDICATE.first], NodePattern)
+        else as_node_pattern(c[PATTERN_PREDICATE.first])
+    )
+    elements = [first, *c[PATTERN_PREDICATE.rest]]
+    span = span_of([first, *c[PATTERN_PREDICATE.rest]])
+    return PatternPredicate(span, PathPattern(span, None, elements))

@@ -1,17 +1,19 @@
 """lark callbacks for Neo4j 5's index and constraint commands -> `SchemaDefinition` clauses.
 
-Part of the inline transformer (see transform.py). Pieces are picked by what they are (a `Part`
-of a named kind, a keyword token), never by position.
+One family of the AST builder's rules (assembled in builders.py). Pieces are picked by name
+(the declared shapes) or by what they are (a `Part` of a named kind, a keyword token).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from lark import Token
 
-from query_guard.cypher.ast import Expr, MapLiteral, Parameter, SingleQuery, Variable
+from query_guard.cypher.ast import Expr, MapLiteral, Parameter, SingleQuery
 from query_guard.cypher.ast_schema import SchemaDefinition
+from query_guard.cypher.build_children import Rules, Slots
 from query_guard.cypher.build_parts import Part, span_of, tok_span, unescape_name
 
 # keyword tokens that make up a command's kind (`CREATE VECTOR INDEX`)
@@ -21,129 +23,243 @@ _KIND_WORDS = frozenset(
 )  # fmt: skip
 
 
-def _parts(children: list[Any]) -> dict[str, Any]:
+def _parts(children: Sequence[Any]) -> dict[str, Any]:
     return {x.kind: x.value for x in children if type(x) is Part}
 
 
-def _keywords(children: list[Any]) -> list[str]:
+def _keywords(children: Sequence[Any]) -> list[str]:
     return [t.value.upper() for t in children if isinstance(t, Token) and t.type in _KIND_WORDS]
 
 
-def _names(children: list[Any]) -> list[str]:
+def _names(children: Sequence[Any]) -> list[str]:
     return [x.value for x in children if type(x) is Part and x.kind == "name"]
 
 
-class SchemaBuilder:
-    """Builds `SchemaDefinition` clauses (mixed into CypherBuilder)."""
+RULES = Rules()
+rule = RULES.rule
 
-    def _schema_definition(self, c: list[Any], **fields: Any) -> SingleQuery:
-        span = span_of(c)
-        parts = _parts(c)
-        target = parts.get("target", ("", None, []))
-        node = SchemaDefinition(
-            span,
-            " ".join(_keywords(c)),
-            name=fields.pop("name", parts.get("name")),
-            name_parameter=next((x for x in c if isinstance(x, Parameter)), None),
-            if_exists="if_exists" in parts,
-            entity=target[0],
-            variable=target[1],
-            labels=list(target[2]),
-            **fields,
-        )
-        return SingleQuery(span, [node])
 
-    def create_index(self, c: list[Any]) -> SingleQuery:
-        parts = _parts(c)
-        return self._schema_definition(c, properties=parts["on"], options=parts.get("options"))
+def _schema_definition(c: Sequence[Any], **fields: Any) -> SingleQuery:
+    span = span_of(c)
+    parts = _parts(c)
+    target = parts.get("target", ("", None, []))
+    node = SchemaDefinition(
+        span,
+        " ".join(_keywords(c)),
+        name=fields.pop("name", parts.get("name")),
+        name_parameter=next((x for x in c if isinstance(x, Parameter)), None),
+        if_exists="if_exists" in parts,
+        entity=target[0],
+        variable=target[1],
+        labels=list(target[2]),
+        **fields,
+    )
+    return SingleQuery(span, [node])
 
-    def create_constraint(self, c: list[Any]) -> SingleQuery:
-        parts = _parts(c)
-        return self._schema_definition(
-            c, properties=parts["props"], rule=parts["rule"], options=parts.get("options")
-        )
 
-    def drop_schema(self, c: list[Any]) -> SingleQuery:
-        return self._schema_definition(c)
+CREATE_INDEX = rule(
+    "create_index",
+    "CREATE index_kind? INDEX schema_name? if_not_exists? FOR schema_target index_on"
+    " schema_options?",
+)
 
-    def create_index_legacy(self, c: list[Any]) -> SingleQuery:
-        label, *keys = _names(c)
-        return self._legacy_index(c, label, keys)
 
-    def drop_index_legacy(self, c: list[Any]) -> SingleQuery:
-        label, *keys = _names(c)
-        return self._legacy_index(c, label, keys)
+@CREATE_INDEX
+def create_index(c: list[Any]) -> SingleQuery:
+    parts = _parts(c)
+    return _schema_definition(c, properties=parts["on"], options=parts.get("options"))
 
-    def _legacy_index(self, c: list[Any], label: str, keys: list[str]) -> SingleQuery:
-        """`CREATE INDEX ON :L(p)` (Neo4j 4, FalkorDB): a node index without a name."""
-        target = Part("target", ("node", None, [label]), span_of(c))
-        return self._schema_definition([*c, target], name=None, properties=keys)
 
-    def if_not_exists(self, c: list[Any]) -> Part:
-        return Part("if_exists", True, span_of(c))
+CREATE_CONSTRAINT = rule(
+    "create_constraint",
+    "CREATE CONSTRAINT schema_name? if_not_exists? FOR|ON schema_target REQUIRE|ASSERT"
+    " constraint_props constraint_rule schema_options?",
+)
 
-    def if_exists(self, c: list[Any]) -> Part:
-        return Part("if_exists", True, span_of(c))
 
-    def schema_node(self, c: list[Any]) -> Part:
-        return self._schema_target("node", c)
+@CREATE_CONSTRAINT
+def create_constraint(c: list[Any]) -> SingleQuery:
+    parts = _parts(c)
+    return _schema_definition(
+        c, properties=parts["props"], rule=parts["rule"], options=parts.get("options")
+    )
 
-    def schema_rel(self, c: list[Any]) -> Part:
-        return self._schema_target("relationship", c)
 
-    def _schema_target(self, entity: str, c: list[Any]) -> Part:
-        variable = next(x.name for x in c if isinstance(x, Variable))
-        labels = next((x.value for x in c if type(x) is Part and x.kind == "labels"), [])
-        return Part("target", (entity, variable, labels), span_of(c))
+DROP_SCHEMA = rule("drop_schema", "DROP INDEX|CONSTRAINT schema_name if_exists?")
 
-    def schema_labels(self, c: list[Any]) -> Part:
-        return Part("labels", _names(c), span_of(c))
 
-    def schema_prop(self, c: list[Any]) -> Part:
-        return Part("prop", _names(c)[0], span_of(c))
+@DROP_SCHEMA
+def drop_schema(c: list[Any]) -> SingleQuery:
+    return _schema_definition(c)
 
-    def schema_props(self, c: list[Any]) -> Part:
-        return Part("props", [x.value for x in c if type(x) is Part], span_of(c))
 
-    def index_on(self, c: list[Any]) -> Part:
-        props: list[str] = []
-        for x in c:
-            if type(x) is Part:
-                props += x.value if x.kind == "props" else [x.value]
-        return Part("on", props, span_of(c))
+def _legacy_index(c: list[Any], s: Slots) -> SingleQuery:
+    """`CREATE INDEX ON :L(p)` (Neo4j 4, FalkorDB): a node index without a name."""
+    target = Part("target", ("node", None, [c[s.label].value]), span_of(c))
+    return _schema_definition([*c, target], name=None, properties=_names(c[s.keys]))
 
-    def index_on_lookup(self, c: list[Any]) -> Part:
-        """`ON EACH labels(n)` / `ON type(r)`: the function's name stands for the property."""
-        fn = next(t for t in c if isinstance(t, Token) and t.type == "NAME")
-        return Part("on", [f"{fn.value}()"], span_of(c))
 
-    def constraint_props(self, c: list[Any]) -> Part:
-        (found,) = (x for x in c if type(x) is Part)
-        value = found.value if found.kind == "props" else [found.value]
-        return Part("props", value, span_of(c))
+CREATE_INDEX_LEGACY = rule(
+    "create_index_legacy", "CREATE index_kind? INDEX ON COLON label=symbolic_name LPAR *keys RPAR"
+)
 
-    def constraint_rule(self, c: list[Any]) -> Part:
-        words = [t.value.upper() for t in c if isinstance(t, Token) and t.type != "IS"]
-        typed = next((x.value for x in c if type(x) is Part and x.kind == "type"), None)
-        if typed is not None:
-            return Part("rule", f":: {typed}", span_of(c))
-        return Part("rule", " ".join(words), span_of(c))
 
-    def property_type(self, c: list[Any]) -> Part:
-        return Part("type", " | ".join(x.value for x in c if type(x) is Part), span_of(c))
+@CREATE_INDEX_LEGACY
+def create_index_legacy(c: list[Any]) -> SingleQuery:
+    return _legacy_index(c, CREATE_INDEX_LEGACY)
 
-    def type_term(self, c: list[Any]) -> Part:
-        words: list[str] = []
-        for x in c:
-            if isinstance(x, Token) and x.type not in ("LT", "GT"):
-                words.append(x.value.upper())
-            elif type(x) is Part:
-                words[-1] += f"<{x.value}>"
-        return Part("type_term", " ".join(words), span_of(c))
 
-    def schema_options(self, c: list[Any]) -> Part:
-        value: Expr = c[1]
-        if isinstance(value, Token):
-            value = Parameter(tok_span(value), unescape_name(value.value[1:]))
-        assert isinstance(value, (MapLiteral, Parameter))
-        return Part("options", value, span_of(c))
+DROP_INDEX_LEGACY = rule(
+    "drop_index_legacy", "DROP INDEX ON COLON label=symbolic_name LPAR *keys RPAR"
+)
+
+
+@DROP_INDEX_LEGACY
+def drop_index_legacy(c: list[Any]) -> SingleQuery:
+    return _legacy_index(c, DROP_INDEX_LEGACY)
+
+
+IF_NOT_EXISTS = rule("if_not_exists", "IF NOT EXISTS")
+
+
+@IF_NOT_EXISTS
+def if_not_exists(c: list[Any]) -> Part:
+    return Part("if_exists", True, span_of(c))
+
+
+IF_EXISTS = rule("if_exists", "IF EXISTS")
+
+
+@IF_EXISTS
+def if_exists(c: list[Any]) -> Part:
+    return Part("if_exists", True, span_of(c))
+
+
+def _schema_target(entity: str, c: list[Any], s: Slots) -> Part:
+    labels = c[s.schema_labels].value if c[s.schema_labels] is not None else []
+    return Part("target", (entity, c[s.variable].name, labels), span_of(c))
+
+
+SCHEMA_NODE = rule("schema_node", "LPAR variable schema_labels? RPAR")
+
+
+@SCHEMA_NODE
+def schema_node(c: list[Any]) -> Part:
+    return _schema_target("node", c, SCHEMA_NODE)
+
+
+SCHEMA_REL = rule(
+    "schema_rel",
+    "LPAR RPAR DASH_BRACKET|LARROW_BRACKET variable schema_labels? RSQB MINUS|ARROW_RIGHT"
+    " LPAR RPAR",
+)
+
+
+@SCHEMA_REL
+def schema_rel(c: list[Any]) -> Part:
+    return _schema_target("relationship", c, SCHEMA_REL)
+
+
+SCHEMA_LABELS = rule("schema_labels", "COLON *names")
+
+
+@SCHEMA_LABELS
+def schema_labels(c: list[Any]) -> Part:
+    return Part("labels", _names(c[SCHEMA_LABELS.names]), span_of(c))
+
+
+SCHEMA_PROP = rule("schema_prop", "variable DOT key=symbolic_name")
+
+
+@SCHEMA_PROP
+def schema_prop(c: list[Any]) -> Part:
+    return Part("prop", c[SCHEMA_PROP.key].value, span_of(c))
+
+
+SCHEMA_PROPS = rule("schema_props", "*props")
+
+
+@SCHEMA_PROPS
+def schema_props(c: list[Any]) -> Part:
+    return Part("props", [x.value for x in c[SCHEMA_PROPS.props] if type(x) is Part], span_of(c))
+
+
+INDEX_ON = rule("index_on", "ON *parts")
+
+
+@INDEX_ON
+def index_on(c: list[Any]) -> Part:
+    props: list[str] = []
+    for x in c[INDEX_ON.parts]:
+        if type(x) is Part:
+            props += x.value if x.kind == "props" else [x.value]
+    return Part("on", props, span_of(c))
+
+
+INDEX_ON_LOOKUP = rule("index_on_lookup", "ON EACH? function=NAME LPAR variable RPAR")
+
+
+@INDEX_ON_LOOKUP
+def index_on_lookup(c: list[Any]) -> Part:
+    """`ON EACH labels(n)` / `ON type(r)`: the function's name stands for the property."""
+    return Part("on", [f"{c[INDEX_ON_LOOKUP.function].value}()"], span_of(c))
+
+
+CONSTRAINT_PROPS = rule("constraint_props", "*parts")
+
+
+@CONSTRAINT_PROPS
+def constraint_props(c: list[Any]) -> Part:
+    (found,) = (x for x in c[CONSTRAINT_PROPS.parts] if type(x) is Part)
+    value = found.value if found.kind == "props" else [found.value]
+    return Part("props", value, span_of(c))
+
+
+CONSTRAINT_RULE = rule("constraint_rule", "IS *words")
+
+
+@CONSTRAINT_RULE
+def constraint_rule(c: list[Any]) -> Part:
+    words = [t.value.upper() for t in c[CONSTRAINT_RULE.words] if isinstance(t, Token)]
+    typed = next(
+        (x.value for x in c[CONSTRAINT_RULE.words] if type(x) is Part and x.kind == "type"), None
+    )
+    if typed is not None:
+        return Part("rule", f":: {typed}", span_of(c))
+    return Part("rule", " ".join(words), span_of(c))
+
+
+PROPERTY_TYPE = rule("property_type", "*terms")
+
+
+@PROPERTY_TYPE
+def property_type(c: list[Any]) -> Part:
+    return Part(
+        "type", " | ".join(x.value for x in c[PROPERTY_TYPE.terms] if type(x) is Part), span_of(c)
+    )
+
+
+TYPE_TERM = rule("type_term", "*words LT? inner=property_type? GT? NOT? NULL?")
+
+
+@TYPE_TERM
+def type_term(c: list[Any]) -> Part:
+    words: list[str] = []
+    for x in c:
+        if isinstance(x, Token) and x.type not in ("LT", "GT"):
+            words.append(x.value.upper())
+        elif type(x) is Part:
+            words[-1] += f"<{x.value}>"
+    return Part("type_term", " ".join(words), span_of(c))
+
+
+SCHEMA_OPTIONS = rule("schema_options", "OPTIONS value=map_literal|PARAM")
+
+
+@SCHEMA_OPTIONS
+def schema_options(c: list[Any]) -> Part:
+    value: Expr = c[SCHEMA_OPTIONS.value]
+    if isinstance(value, Token):
+        value = Parameter(tok_span(value), unescape_name(value.value[1:]))
+    assert isinstance(value, (MapLiteral, Parameter))
+    return Part("options", value, span_of(c))

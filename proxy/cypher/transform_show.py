@@ -1,12 +1,13 @@
 """lark callbacks for Neo4j 5's SHOW / TERMINATE commands -> `ShowCommand` clauses.
 
-Part of the inline transformer (see transform.py). The builders pick their pieces by what they
-are (a `Part` of a named kind, a `ProjectionItem`, a `Return`, a keyword token), never by
-position, so the grammar's optional parts can move without changing meanings here.
+One family of the AST builder's rules (assembled in builders.py). The builders pick their
+pieces by name (the declared shapes) or by what they are (a `Part` of a named kind, a
+`ProjectionItem`, a `Return`, a keyword token), never by position.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from query_guard.cypher.ast import (
     SingleQuery,
     SortItem,
 )
+from query_guard.cypher.build_children import Rules, Slots
 from query_guard.cypher.build_parts import Part, ex, exprs, span_of
 
 # tokens of a target that are names or punctuation, not part of the command's kind
@@ -46,139 +48,232 @@ class ShowBody:
     returns: Return | None = None
 
 
-def _words(children: list[Any]) -> list[str]:
-    return [
-        t.value.upper() for t in children if isinstance(t, Token) and t.type not in _NOT_WORDS
-    ]
+def _words(children: Sequence[Any]) -> list[str]:
+    return [t.value.upper() for t in children if isinstance(t, Token) and t.type not in _NOT_WORDS]
 
 
-def _parts(children: list[Any]) -> dict[str, Part]:
+def _parts(children: Sequence[Any]) -> dict[str, Part]:
     return {x.kind: x for x in children if type(x) is Part}
 
 
-def _names(children: list[Any]) -> list[Expr]:
+def _names(children: Sequence[Any]) -> list[Expr]:
     found = _parts(children).get("names")
     return list(found.value) if found is not None else []
 
 
-def _executable(children: list[Any]) -> str | None:
+def _executable(children: Sequence[Any]) -> str | None:
     found = _parts(children).get("executable")
     return found.value if found is not None else None
 
 
-class ShowBuilder:
-    """Callbacks for the `show_*` rules of grammars/cypher.lark (mixed into CypherBuilder)."""
+RULES = Rules()
+rule = RULES.rule
 
-    # ---------------------------------------------------------------- statement
+# ---------------------------------------------------------------- statement
 
-    def show_command(self, c: list[Any]) -> SingleQuery:
-        """`[USE graph] SHOW …`: the USE stays a clause of its own, as in queries."""
-        return SingleQuery(span_of(c), [x for x in c if isinstance(x, (OtherClause, ShowCommand))])
 
-    def show_part(self, c: list[Any]) -> ShowCommand:
-        target: ShowTarget = _parts(c)["target"].value
-        return self._command(c, ["SHOW", *target.words], target)
+SHOW_COMMAND = rule("show_command", "use_clause? *parts")
 
-    def terminate_part(self, c: list[Any]) -> ShowCommand:
-        words = _words(c)
-        target = ShowTarget(words, "TERMINATE TRANSACTIONS", _names(c))
-        return self._command(c, words, target)
 
-    def _command(self, c: list[Any], words: list[str], target: ShowTarget) -> ShowCommand:
-        body_part = _parts(c).get("body")
-        body: ShowBody = body_part.value if body_part is not None else ShowBody()
-        return ShowCommand(
-            span_of(c),
-            " ".join(words),
-            target.target,
-            target.names,
-            target.executable_by,
-            body.yield_items,
-            body.yield_star,
-            body.order_by,
-            body.skip,
-            body.limit,
-            body.where,
-            body.returns,
-        )
+@SHOW_COMMAND
+def show_command(c: list[Any]) -> SingleQuery:
+    """`[USE graph] SHOW …`: the USE stays a clause of its own, as in queries."""
+    return SingleQuery(span_of(c), [x for x in c if isinstance(x, (OtherClause, ShowCommand))])
 
-    # ---------------------------------------------------------------- targets
 
-    def _target(self, c: list[Any], target: str) -> Part:
-        value = ShowTarget(_words(c), target, _names(c), _executable(c))
-        return Part("target", value, span_of(c))
+SHOW_PART = rule("show_part", "SHOW show_target show_body?")
 
-    def show_indexes(self, c: list[Any]) -> Part:
-        return self._target(c, "INDEXES")
 
-    def show_constraints(self, c: list[Any]) -> Part:
-        kind = _parts(c).get("constraint_kind")
-        target = self._target(c, "CONSTRAINTS")
-        if kind is not None:
-            target.value.words[:0] = kind.value
-        return target
+@SHOW_PART
+def show_part(c: list[Any]) -> ShowCommand:
+    target: ShowTarget = c[SHOW_PART.show_target].value
+    return _command(c, SHOW_PART, ["SHOW", *target.words], target)
 
-    def constraint_kind(self, c: list[Any]) -> Part:
-        return Part("constraint_kind", _words(c), span_of(c))
 
-    def show_functions(self, c: list[Any]) -> Part:
-        return self._target(c, "FUNCTIONS")
+TERMINATE_PART = rule("terminate_part", "TERMINATE TRANSACTION|TRANSACTIONS show_names show_body?")
 
-    def show_procedures(self, c: list[Any]) -> Part:
-        return self._target(c, "PROCEDURES")
 
-    def executable_by(self, c: list[Any]) -> Part:
-        name = next((x for x in c if type(x) is Part), None)
-        words = _words(c)
-        who = "CURRENT USER" if "CURRENT" in words else (name.value if name else None)
-        return Part("executable", who, span_of(c))
+@TERMINATE_PART
+def terminate_part(c: list[Any]) -> ShowCommand:
+    words = _words(c)
+    target = ShowTarget(words, "TERMINATE TRANSACTIONS", _names(c))
+    return _command(c, TERMINATE_PART, words, target)
 
-    def show_transactions(self, c: list[Any]) -> Part:
-        return self._target(c, "TRANSACTIONS")
 
-    def show_settings(self, c: list[Any]) -> Part:
-        return self._target(c, "SETTINGS")
+def _command(c: list[Any], s: Slots, words: list[str], target: ShowTarget) -> ShowCommand:
+    body_part = c[s.show_body]
+    body: ShowBody = body_part.value if body_part is not None else ShowBody()
+    return ShowCommand(
+        span_of(c),
+        " ".join(words),
+        target.target,
+        target.names,
+        target.executable_by,
+        body.yield_items,
+        body.yield_star,
+        body.order_by,
+        body.skip,
+        body.limit,
+        body.where,
+        body.returns,
+    )
 
-    def show_names(self, c: list[Any]) -> Part:
-        return Part("names", exprs(c), span_of(c))
 
-    def show_admin(self, c: list[Any]) -> Part:
-        words = _words(c)
-        return Part("target", ShowTarget(words, " ".join(words)), span_of(c))
+# ---------------------------------------------------------------- targets
 
-    # ---------------------------------------------------------------- bodies
 
-    def show_body(self, c: list[Any]) -> Part:
-        parts = _parts(c)
-        body = ShowBody()
-        if "yield" in parts:
-            body = parts["yield"].value
-        elif "where" in parts:
-            body.where = parts["where"].value
-        body.returns = next((x for x in c if isinstance(x, Return)), None)
-        return Part("body", body, span_of(c))
+def _target(c: list[Any], target: str) -> Part:
+    value = ShowTarget(_words(c), target, _names(c), _executable(c))
+    return Part("target", value, span_of(c))
 
-    def show_yield(self, c: list[Any]) -> Part:
-        parts = _parts(c)
 
-        def value(kind: str) -> Any:
-            return parts[kind].value if kind in parts else None
+SHOW_INDEXES = rule(
+    "show_indexes", "ALL|BTREE|RANGE|TEXT|POINT|LOOKUP|FULLTEXT|VECTOR? INDEX|INDEXES"
+)
 
-        body = ShowBody(
-            yield_items=[x for x in c if isinstance(x, ProjectionItem)],
-            yield_star=any(isinstance(x, Token) and x.type == "STAR" for x in c),
-            order_by=value("order") or [],
-            skip=value("skip"),
-            limit=value("limit"),
-            where=value("where"),
-        )
-        return Part("yield", body, span_of(c))
 
-    def show_skip(self, c: list[Any]) -> Part:
-        return Part("skip", ex(exprs(c)[0]), span_of(c))
+@SHOW_INDEXES
+def show_indexes(c: list[Any]) -> Part:
+    return _target(c, "INDEXES")
 
-    def show_limit(self, c: list[Any]) -> Part:
-        return Part("limit", ex(exprs(c)[0]), span_of(c))
 
-    def show_where(self, c: list[Any]) -> Part:
-        return Part("where", ex(exprs(c)[0]), span_of(c))
+SHOW_CONSTRAINTS = rule("show_constraints", "kind=constraint_kind? CONSTRAINT|CONSTRAINTS")
+
+
+@SHOW_CONSTRAINTS
+def show_constraints(c: list[Any]) -> Part:
+    target = _target(c, "CONSTRAINTS")
+    if c[SHOW_CONSTRAINTS.kind] is not None:
+        target.value.words[:0] = c[SHOW_CONSTRAINTS.kind].value
+    return target
+
+
+CONSTRAINT_KIND = rule("constraint_kind", "*words")
+
+
+@CONSTRAINT_KIND
+def constraint_kind(c: list[Any]) -> Part:
+    return Part("constraint_kind", _words(c[CONSTRAINT_KIND.words]), span_of(c))
+
+
+SHOW_FUNCTIONS = rule("show_functions", "*words executable_by?")
+
+
+@SHOW_FUNCTIONS
+def show_functions(c: list[Any]) -> Part:
+    return _target(c, "FUNCTIONS")
+
+
+SHOW_PROCEDURES = rule("show_procedures", "PROCEDURE|PROCEDURES executable_by?")
+
+
+@SHOW_PROCEDURES
+def show_procedures(c: list[Any]) -> Part:
+    return _target(c, "PROCEDURES")
+
+
+EXECUTABLE_BY = rule("executable_by", "EXECUTABLE *who")
+
+
+@EXECUTABLE_BY
+def executable_by(c: list[Any]) -> Part:
+    name = next((x for x in c[EXECUTABLE_BY.who] if type(x) is Part), None)
+    words = _words(c)
+    who = "CURRENT USER" if "CURRENT" in words else (name.value if name else None)
+    return Part("executable", who, span_of(c))
+
+
+SHOW_TRANSACTIONS = rule("show_transactions", "TRANSACTION|TRANSACTIONS show_names?")
+
+
+@SHOW_TRANSACTIONS
+def show_transactions(c: list[Any]) -> Part:
+    return _target(c, "TRANSACTIONS")
+
+
+SHOW_SETTINGS = rule("show_settings", "SETTING|SETTINGS show_names?")
+
+
+@SHOW_SETTINGS
+def show_settings(c: list[Any]) -> Part:
+    return _target(c, "SETTINGS")
+
+
+SHOW_NAMES = rule("show_names", "*items")
+
+
+@SHOW_NAMES
+def show_names(c: list[Any]) -> Part:
+    return Part("names", exprs(c[SHOW_NAMES.items]), span_of(c))
+
+
+SHOW_ADMIN = rule("show_admin", "*words")
+
+
+@SHOW_ADMIN
+def show_admin(c: list[Any]) -> Part:
+    words = _words(c[SHOW_ADMIN.words])
+    return Part("target", ShowTarget(words, " ".join(words)), span_of(c))
+
+
+# ---------------------------------------------------------------- bodies
+
+
+SHOW_BODY = rule("show_body", "*parts")
+
+
+@SHOW_BODY
+def show_body(c: list[Any]) -> Part:
+    parts = _parts(c[SHOW_BODY.parts])
+    body = ShowBody()
+    if "yield" in parts:
+        body = parts["yield"].value
+    elif "where" in parts:
+        body.where = parts["where"].value
+    body.returns = next((x for x in c[SHOW_BODY.parts] if isinstance(x, Return)), None)
+    return Part("body", body, span_of(c))
+
+
+SHOW_YIELD = rule(
+    "show_yield", "YIELD *items order_by? skip=show_skip? limit=show_limit? where=show_where?"
+)
+
+
+@SHOW_YIELD
+def show_yield(c: list[Any]) -> Part:
+    def value(part: Part | None) -> Any:
+        return part.value if part is not None else None
+
+    body = ShowBody(
+        yield_items=[x for x in c[SHOW_YIELD.items] if isinstance(x, ProjectionItem)],
+        yield_star=any(isinstance(x, Token) and x.type == "STAR" for x in c[SHOW_YIELD.items]),
+        order_by=value(c[SHOW_YIELD.order_by]) or [],
+        skip=value(c[SHOW_YIELD.skip]),
+        limit=value(c[SHOW_YIELD.limit]),
+        where=value(c[SHOW_YIELD.where]),
+    )
+    return Part("yield", body, span_of(c))
+
+
+SHOW_SKIP = rule("show_skip", "SKIP|OFFSET expr")
+
+
+@SHOW_SKIP
+def show_skip(c: list[Any]) -> Part:
+    return Part("skip", ex(c[SHOW_SKIP.expr]), span_of(c))
+
+
+SHOW_LIMIT = rule("show_limit", "LIMIT expr")
+
+
+@SHOW_LIMIT
+def show_limit(c: list[Any]) -> Part:
+    return Part("limit", ex(c[SHOW_LIMIT.expr]), span_of(c))
+
+
+SHOW_WHERE = rule("show_where", "WHERE expr")
+
+
+@SHOW_WHERE
+def show_where(c: list[Any]) -> Part:
+    return Part("where", ex(c[SHOW_WHERE.expr]), span_of(c))
