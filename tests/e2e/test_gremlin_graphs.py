@@ -23,15 +23,14 @@ from query_guard.runner import ProxyThread
 from tests.corpora import DATA, corpus
 from tests.protocol.test_gremlin_front_values import SERIALIZERS
 
-CREW = corpus("gremlin", "graphs") / "tinkerpop-crew.json"
-
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    if not CREW.is_file():
+    crew = corpus("gremlin", "graphs") / "tinkerpop-crew.json"  # skips, with a message, if absent
+    if not crew.is_file():
         pytest.skip("the TinkerPop crew graph (corpora/gremlin/graphs) is not here")
     data = tmp_path_factory.mktemp("graphs")
-    graphs = {"gmodern": str(DATA / "tinkerpop-modern.json"), "gcrew": str(CREW)}
+    graphs = {"gmodern": str(DATA / "tinkerpop-modern.json"), "gcrew": str(crew)}
     config = parse_config(
         {
             "server": {"bolt": "", "gremlin": "127.0.0.1:0", "data_dir": str(data)},

@@ -16,7 +16,7 @@ from query_guard.cypher import builders
 from query_guard.cypher.build_children import Shape, Slots
 from query_guard.cypher.parser import _parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILDER_MODULES = sorted((ROOT / "proxy" / "cypher").glob("transform*.py"))
 
 
