@@ -8,15 +8,9 @@ but filters before it): `out('<Φ(e)>').` is inserted before it. Otherwise repor
 similarity step bracketed by another label's within-case edge (`out('exhibits')` before
 `bothE('similarReason')`) is not fixable and blocks.
 
-Filters inside `where(...)`, `filter(...)`, `and(...)` and `local(...)` count where they hang,
-and a similarity step inside `local(...)`, `map(...)` or `flatMap(...)` is followed into the
-enclosing chain's later steps (`query_guard.gremlin.walks`). Driven by `[gremlin.similarity]`
-(`edges` maps each similarity label e to Φ(e), the within-case edge that reaches the vertices
-e connects: `similarReason -> hasReason`); without that table the rule does nothing.
-
-Severity: a violation the rule fixes is a warning (the rewritten walk runs); one the
-configuration does not let it fix is an **error** — SEGRA's verifier rejects such plans, and
-the message tells the LLM the exact fix.
+Driven by `[gremlin.similarity]`; how walks are read (filters inside `where`/`local`, steps
+followed out of `local`/`map`) and the severity rule (fixed: warning; not fixable: error, as
+SEGRA's verifier rejects the plan) are those of `query_guard.gremlin.walks`.
 """
 
 from __future__ import annotations

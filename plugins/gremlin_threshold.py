@@ -9,15 +9,9 @@ the edge step. A literal lower bound below θ is reported without a fix. A verte
 `bothE(e).has('<score>', P.gte(θ)).otherV()`. A threshold written after the vertex step
 (`bothE(e).otherV().has(score, …)`, where it filters the vertex) is moved onto the edge.
 
-Filters inside `where(...)`, `filter(...)`, `and(...)` and `local(...)` count where they hang,
-and a similarity step inside `local(...)`, `map(...)` or `flatMap(...)` is followed into the
-enclosing chain's later steps (`query_guard.gremlin.walks`). Driven by `[gremlin.similarity]`
-(`edges` maps each similarity label e to Φ(e), the within-case edge that reaches the vertices
-e connects: `similarReason -> hasReason`); without that table the rule does nothing.
-
-Severity: a violation the rule fixes is a warning (the rewritten walk runs); one the
-configuration does not let it fix is an **error** — SEGRA's verifier rejects such plans, and
-the message tells the LLM the exact fix.
+Driven by `[gremlin.similarity]`; how walks are read (filters inside `where`/`local`, steps
+followed out of `local`/`map`) and the severity rule (fixed: warning; not fixable: error, as
+SEGRA's verifier rejects the plan) are those of `query_guard.gremlin.walks`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,12 @@ A *similarity step* is `bothE/outE/inE/both/out/in` naming a similarity label of
 `[gremlin.similarity] edges`. Every chain is visited, anonymous traversals included ("earlier"
 includes the enclosing chain's steps before the nesting step); a `local(...)` / `map(...)` /
 `flatMap(...)` body's output continues into the enclosing chain's later steps, a `where(...)`
-body's does not (the walk goes on from the vertex it filtered).
+body's does not (the walk goes on from the vertex it filtered). The rules are driven by
+`[gremlin.similarity]` (`edges` maps each similarity label e to Φ(e), the within-case edge that
+reaches the vertices e connects: `similarReason -> hasReason`); without that table they do
+nothing. Severity (`finding`): a violation a rule fixes is a warning (the rewritten walk runs);
+one the configuration does not let it fix is an error — SEGRA's verifier rejects such plans,
+and the message tells the LLM the exact fix.
 """
 
 from __future__ import annotations
