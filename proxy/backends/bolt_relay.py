@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.backends.limits import wait_bound
 from query_guard.bolt import messages as m
 from query_guard.bolt.packstream import Packed
 from query_guard.bolt.relay_results import AuthKey, RelayResult, RelayTransaction
@@ -177,8 +178,7 @@ class BoltRelayBackend:
         fail the query first; those that ignore it (ArcadeDB) are cut off here."""
         if not self.query_timeout_ms:
             return None
-        seconds = self.query_timeout_ms / 1000
-        return seconds + min(5.0, max(seconds, 0.5))
+        return wait_bound(self.query_timeout_ms)
 
     def release(self, conn: UpstreamConnection, key: AuthKey) -> None:
         if conn.lost or self._closed:

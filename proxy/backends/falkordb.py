@@ -29,7 +29,7 @@ from query_guard.backends.falkordb_codec import (
     query_type,
     text,
 )
-from query_guard.backends.limits import is_timeout, timeout_error
+from query_guard.backends.limits import is_timeout, timeout_error, wait_bound
 from query_guard.backends.resp import RespConnectionError, RespError, RespPool, RespTimeout
 
 DEFAULT_PORT = 6379
@@ -132,8 +132,7 @@ class FalkorDBBackend:
         # FalkorDB does not apply its TIMEOUT while parsing (deeply nested text can take
         # minutes there) nor while building a huge list (`range(1, 2000000000)`).
         if query_timeout_ms:
-            seconds = query_timeout_ms / 1000
-            grace = seconds + min(5.0, max(seconds, 0.5))
+            grace = wait_bound(query_timeout_ms)
             read_timeout = grace if read_timeout is None else min(read_timeout, grace)
         self.read_timeout = read_timeout
         self.server = "FalkorDB"

@@ -53,3 +53,11 @@ def result_size_error(max_bytes: int, detail: str = "") -> BackendError:
 def row_bytes(row: Sequence[Any]) -> int:
     """A row's size as the fronts send it, roughly: text and blobs by length, 8 per other."""
     return sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)
+
+
+def wait_bound(timeout_ms: int) -> float:
+    """Seconds the proxy waits for a backend that should have stopped a query at
+    `timeout_ms` (`[limits] query_timeout_ms`): the timeout plus a grace, within 2x of it and at
+    most 5 s more, so a client hears LIM.TIMEOUT within 3x whatever the backend does."""
+    seconds = timeout_ms / 1000
+    return seconds + min(5.0, max(seconds, 0.5))
