@@ -10,8 +10,9 @@ error tells the client.
 
 Names are resolved with sqlglot's scopes (`sqlglot.optimizer.scope`) and its column
 `Resolver` (`qualify_columns`): a column is looked up in the sources of its own SELECT (tables,
-aliases, derived tables, CTEs), then in the enclosing queries (correlated subqueries). A select
-alias used in ORDER BY / GROUP BY / HAVING is known. A scope with a source whose columns are
+aliases, derived tables, CTEs), then in the enclosing queries (correlated subqueries). A CTE's or derived
+table's declared column list (`WITH RECURSIVE t(n) AS (…)`) names its columns, also inside
+the recursion. A select alias used in ORDER BY / GROUP BY / HAVING is known. A scope with a source whose columns are
 unknown (a table function, `SELECT *` from an unknown table) is not judged. Needs a SQL schema
 (`GuardContext.sql_schema`, discovered from the SQL backend); without one the rule is silent.
 
@@ -236,6 +237,11 @@ class _Names:
         """A derived table's or CTE's column keys, from its SELECT's own identifiers (their
         quoting matters); None to ask sqlglot's resolver."""
         node = source.expression if isinstance(source, Scope) else None
+        if node is None:
+            return None
+        declared = _declared_columns(node)
+        if declared:  # `WITH t(a, b) AS (…)`, `(…) AS t(a, b)`: the list names the columns
+            return {self.rule.written(ident) for ident in declared}
         if not isinstance(node, exp.Select) or node.is_star:
             return None
         keys: set[str] = set()
@@ -269,6 +275,17 @@ class _Names:
         fold it away from its stored spelling."""
         ident = exp.to_identifier(name, quoted=quoted or self.rule.needs_quotes(name))
         return ident.sql(dialect=self.dialect)
+
+
+def _declared_columns(node: exp.Expression) -> list[exp.Identifier]:
+    """The column list a CTE or derived table declares for its query (a recursive CTE's
+    only way to name them; its anchor SELECT stands for it inside the recursion), or none."""
+    while isinstance(node.parent, exp.SetOperation):
+        node = node.parent
+    owner = node.parent
+    alias = owner.args.get("alias") if isinstance(owner, exp.CTE | exp.Subquery) else None
+    columns = alias.args.get("columns") if isinstance(alias, exp.TableAlias) else None
+    return [c for c in columns or [] if isinstance(c, exp.Identifier)]
 
 
 def _in_using(column: exp.Column) -> bool:
