@@ -8,13 +8,14 @@ declared names. When exactly one declared name is close (similarity ≥ 0.8, cas
 ignored) the name is replaced by it; otherwise nothing is rewritten and the database's own
 error tells the client.
 
-Names are resolved with sqlglot's scopes (`sqlglot.optimizer.scope`) and its column
-`Resolver` (`qualify_columns`): a column is looked up in the sources of its own SELECT (tables,
-aliases, derived tables, CTEs), then in the enclosing queries (correlated subqueries). A CTE's or derived
-table's declared column list (`WITH RECURSIVE t(n) AS (…)`) names its columns, also inside
-the recursion. A select alias used in ORDER BY / GROUP BY / HAVING is known. A scope with a source whose columns are
-unknown (a table function, `SELECT *` from an unknown table) is not judged. Needs a SQL schema
-(`GuardContext.sql_schema`, discovered from the SQL backend); without one the rule is silent.
+Names are resolved with sqlglot's scopes (`sqlglot.optimizer.scope`) and its column `Resolver`
+(`qualify_columns`): a column is looked up in the sources of its own SELECT (tables, aliases,
+derived tables, CTEs), then in the enclosing queries (correlated subqueries). A CTE's or
+derived table's declared column list (`WITH RECURSIVE t(n) AS (…)`) names its columns, also
+inside the recursion. A select alias used in ORDER BY / GROUP BY / HAVING is known. A scope
+with a source whose columns are unknown (a table function, `SELECT *` from an unknown table) is
+not judged. Needs a SQL schema (`GuardContext.sql_schema`, discovered from the SQL backend);
+without one the rule is silent.
 
 Names match the way the *database* matches them (the schema's dialect, sqlglot's
 normalization strategy): PostgreSQL folds unquoted names to lower case and compares quoted
