@@ -6,10 +6,12 @@ or — without fences — drops leading lines before the first line that starts 
 Cypher clause keyword, `EXPLAIN`/`PROFILE` included, or `g.` for Gremlin) and a trailing prose
 paragraph after a blank line ("\\n\\nNote: this query …", lowercase starts and bullets too).
 Fences and blank lines inside string literals and comments are query text, never touched:
-``MATCH (n) WHERE n.x CONTAINS '```' RETURN n`` is allowed unchanged. A Cypher paragraph is
-only dropped when the text before it parses on its own and the whole text does not read as
-one query. The edits are deletions, so the query's own bytes stay as they were. Runs before
-parsing.
+``MATCH (n) WHERE n.x CONTAINS '```' RETURN n`` is allowed unchanged. A name that starts with a
+backtick (``n:```x` ``, the label "`x") is a name, not a fence. When the query comes first, its
+first fence closes it (an answer whose opening fence was lost): the fence and what follows go.
+A Cypher paragraph is only dropped when the text before it parses on its own and the whole text
+does not read as one query. The edits are deletions, so the query's own bytes stay as they
+were. Runs before parsing.
 
 Nothing that holds a write is ever deleted: when the prose or fenced-off text holds a write
 clause keyword (`CREATE`, `MERGE`, `DELETE`, `DETACH`, `SET`, `REMOVE`, `DROP`, `FOREACH`,
@@ -58,7 +60,12 @@ def _fenced(text: str, language: str, ctx: GuardContext) -> list[Finding] | None
         # the text is query first: a fence inside one of its strings or comments is content
         spans = segments(text, backticks)
         fences = (m for m in _FENCE_ANY.finditer(text) if not _in_segment(spans, m.start()))
-        opening = next(fences, None)
+        closing = next(fences, None)
+        if closing is None:
+            return None
+        # the query came first, so its first fence closes it (a block whose opening was lost)
+        end = len(text[: closing.start()].rstrip())
+        return _keep(text, 0, end, "markdown code fence removed after the query", language, ctx)
     else:  # prose first (its apostrophes are not quotes): a fence line, else any fence
         opening = _FENCE_OPEN.search(text) or _FENCE_ANY.search(text)
     if opening is None:

@@ -11,10 +11,11 @@ __all__ = ["Segment", "segments"]
 
 # leftmost match wins, as in the lexer: a `//` inside a string is string, a quote inside a
 # comment is comment; an unterminated string or comment runs to the end of the text; three
-# backticks are a markdown fence, not a quoted name
+# backticks are a markdown fence, not a quoted name, except where only a name can stand (right
+# after `:`, `.`, `$`, `|`, `&`, `(`, `[`, `{` or `,`: ``n:```x` `` is the label "`x")
 _SCAN = re.compile(
     r"(?P<string>'(?:[^'\\]|\\.)*(?:'|\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\Z))"
-    r"|(?P<name>`(?!``)(?:[^`]|``)*(?:`|\Z))"
+    r"|(?P<name>(?:(?<=[:.$|&(\[{,])|(?!```))`(?:[^`]|``)*(?:`|\Z))"
     r"|(?P<line_comment>//[^\n]*)"
     r"|(?P<block_comment>/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))",
     re.S,
