@@ -64,12 +64,21 @@ class ServerTable(Table):
     http_cors_origins: list[str] = []
     http_allowed_hosts: list[Name] = []
     gremlin: str = ""
-    advertised_address: str = ""
+    advertised_address: str | list[str] = ""
     data_dir: str = ".query-guard"
     tls_cert: str = ""
     tls_key: str = ""
     tls_client_ca: str = ""
     users: dict[str, str] = {}
+
+    @field_validator("advertised_address")
+    @classmethod
+    def _host_ports(cls, value: str | list[str]) -> str | list[str]:
+        for address in [value] if isinstance(value, str) else value:
+            host, sep, port = address.rpartition(":")
+            if address and not (host and sep and port.isdigit() and 0 < int(port) < 65536):
+                raise ValueError(f"each address must look like 'host:port', got {address!r}")
+        return value
 
 
 class BackendTable(Table):

@@ -38,7 +38,6 @@ from query_guard.tls import listener_tls
 log = logging.getLogger(__name__)
 
 
-
 def split_address(value: str, key: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
@@ -234,7 +233,8 @@ class ProxyServer:
         if not bolt:
             return
         host, port = split_address(bolt, "server.bolt")
-        advertised = str(self.config.server["advertised_address"]) or None
+        given = self.config.server["advertised_address"]  # one address or a list
+        advertised = tuple(a for a in ([given] if isinstance(given, str) else given) if a)
         assert self.guard is not None
         self.bolt = BoltFrontend(
             host,

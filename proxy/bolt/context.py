@@ -45,7 +45,8 @@ class ServerContext:
 
     guard: Guard
     backend: Backend
-    advertised_address: str = "localhost:7687"
+    # the ROUTE/READ/WRITE addresses: this proxy, a load balancer in front, or all the peers
+    advertised_address: tuple[str, ...] = ("localhost:7687",)
     on_query: OnQuery | None = None
     authenticate: Authenticate | None = None
     server_agent: str = "Neo4j/5.26.0"

@@ -201,12 +201,13 @@ class BoltSession:
         self.conv.success()
 
     async def _on_route(self, routing: dict[str, Any], bookmarks: list[Any], extra: Any) -> None:
-        # Every role points at the proxy itself, so neo4j:// clients never bypass the guard.
+        # Every role points at the proxy (or its balancer / peers): neo4j:// clients never
+        # bypass the guard.
         db = extra.get("db") if isinstance(extra, dict) else None
         if isinstance(db, str):
             self.conv.check_served(db)
-        address = self.ctx.advertised_address
-        servers = [{"addresses": [address], "role": role} for role in ("ROUTE", "READ", "WRITE")]
+        addresses = list(self.ctx.advertised_address)
+        servers = [{"addresses": addresses, "role": role} for role in ("ROUTE", "READ", "WRITE")]
         rt = {"ttl": self.ctx.routing_ttl, "db": db or self.ctx.home_database, "servers": servers}
         self.conv.success({"rt": rt})
 

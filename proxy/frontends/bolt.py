@@ -12,7 +12,7 @@ import itertools
 import logging
 import ssl
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from query_guard.backends.base import Backend
 from query_guard.bolt import messages as m
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from query_guard.repair.repairer import Repairer
 
 log = logging.getLogger("query_guard.bolt")
+# On shutdown, open transactions get this long to finish before their connections close (the
+# rest of the 10 s a SIGTERM may take goes to aborting what is left and closing the backend).
+DRAIN_SECONDS = 3.0
 
 
 class BoltFrontend:
@@ -38,7 +41,7 @@ class BoltFrontend:
         port: int,
         guard: Guard,
         backend: Backend,
-        advertised_address: str | None = None,
+        advertised_address: tuple[str, ...] = (),
         *,
         on_query: OnQuery | None = None,
         authenticate: Authenticate | None = None,
@@ -106,7 +109,7 @@ class BoltFrontend:
             start_serving=False,
         )
         self.port = self._server.sockets[0].getsockname()[1]
-        self._ctx.advertised_address = self.advertised_address or _address(self.host, self.port)
+        self._ctx.advertised_address = self.advertised_address or (_address(self.host, self.port),)
         await self._server.start_serving()
         log.info(
             "bolt frontend listening on %s:%d%s",
@@ -124,17 +127,23 @@ class BoltFrontend:
         )
 
     async def close(self) -> None:
-        self._guard_pool.shutdown()
         if self._server is None:
+            self._guard_pool.shutdown()
             return
-        self._server.close()
-        workers: list[asyncio.Task[Any]] = []
+        self._server.close()  # no new connections; open ones finish their transaction first
+        for conn in list(self._connections):
+            conn.close_when_idle()
+        workers = {conn.worker for conn in self._connections if conn.worker is not None}
+        if workers:
+            await asyncio.wait(workers, timeout=DRAIN_SECONDS)
+        workers = set()
         for conn in list(self._connections):
             conn.abort("server shutting down", graceful=True)
             if conn.worker is not None:
-                workers.append(conn.worker)
+                workers.add(conn.worker)
         if workers:
             await asyncio.wait(workers, timeout=5)
+        self._guard_pool.shutdown()
         await self._server.wait_closed()
         self._server = None
 

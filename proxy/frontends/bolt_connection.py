@@ -30,6 +30,8 @@ RESUME_PENDING_BYTES = 8 * 1024 * 1024
 # Responses are coalesced into one socket write per batch of handled requests (RUN's SUCCESS,
 # the records and PULL's SUCCESS leave together); a bigger backlog is written at once.
 FLUSH_BYTES = 64 * 1024
+# session states in which a draining connection may close without breaking a client's work
+BETWEEN_WORK = frozenset({State.CONNECTED, State.AUTHENTICATION, State.READY, State.FAILED})
 
 
 class BoltProtocol(asyncio.Protocol):
@@ -67,6 +69,8 @@ class BoltProtocol(asyncio.Protocol):
         self._idle: asyncio.TimerHandle | None = None
         self._last_message = 0.0  # loop time of the last complete message (or of its answer)
         self._busy = False  # a request is being handled: not idle however long it takes
+        # shutting down: close once between transactions (a client never loses a commit)
+        self.draining = False
 
     # -- asyncio.Protocol -----------------------------------------------------------------
 
@@ -220,6 +224,11 @@ class BoltProtocol(asyncio.Protocol):
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
+    def close_when_idle(self) -> None:
+        """Close as soon as no transaction or result stream is open (server shutdown)."""
+        self.draining = True
+        self._wakeup.set()
+
     def abort(self, reason: str, graceful: bool = False) -> None:
         """Drop a misbehaving client (its connection only)."""
         if self.closed:
@@ -240,6 +249,9 @@ class BoltProtocol(asyncio.Protocol):
         assert session is not None
         try:
             while not self.closed and not session.closed:
+                if not self._pending and self.draining and session.state in BETWEEN_WORK:
+                    self.close()  # no transaction or result open: the client retries elsewhere
+                    break
                 if not self._pending:
                     self.flush()  # everything handled so far leaves in one write
                     self._wakeup.clear()

@@ -5,6 +5,7 @@ failures, backend construction from the configuration."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -41,9 +42,12 @@ class ServeProcess:
         tmp: Path,
         backend: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
+        server: dict[str, Any] | None = None,
         **guard: Any,
     ) -> None:
-        lines = ["[server]", 'bolt = "127.0.0.1:0"', f'data_dir = "{tmp / "data"}"', "[guard]"]
+        server = {"bolt": "127.0.0.1:0", "data_dir": str(tmp / "data"), **(server or {})}
+        lines = ["[server]", *(f"{key} = {json.dumps(value)}" for key, value in server.items())]
+        lines.append("[guard]")
         lines += [f"{key} = {value!r}".lower() for key, value in guard.items()]
         lines += ["[backend]", *(f'{key} = "{value}"' for key, value in (backend or {}).items())]
         config = tmp / "query-guard.toml"

@@ -202,10 +202,11 @@ def connect(
     backend: MemoryBackend | None = None, *, events: list[dict[str, Any]] | None = None,
     max_message: int = m.DEFAULT_MAX_MESSAGE, handshake_timeout: float = 5.0,
     authenticate: Callable[[dict[str, Any]], bool] | None = None,
+    advertised: tuple[str, ...] = ("query_guard.example:7687",),
 ) -> tuple[Client, MemoryBackend]:
     backend = backend or MemoryBackend()
     ctx = ServerContext(
-        guard=guard, backend=backend, advertised_address="query_guard.example:7687",
+        guard=guard, backend=backend, advertised_address=advertised,
         on_query=None if events is None else events.append, authenticate=authenticate,
     )
     protocol = BoltProtocol(ctx, itertools.count(1), set(), max_message, handshake_timeout)
@@ -461,6 +462,16 @@ def test_route_points_every_role_at_the_proxy() -> None:
         assert all(s["addresses"] == ["query_guard.example:7687"] for s in rt["servers"])
         [(_, [meta])] = await client.exchange((m.ROUTE, [{}, [], {"db": "movies"}]))
         assert meta["rt"]["db"] == "movies"
+
+    run(body)
+
+
+def test_route_lists_every_advertised_peer_in_every_role() -> None:
+    async def body() -> None:
+        client, _ = await open_session(advertised=("qg-1:7687", "qg-2:7687"))
+        [(tag, [meta])] = await client.exchange((m.ROUTE, [{}, [], {}]))
+        assert tag == SUCCESS
+        assert all(s["addresses"] == ["qg-1:7687", "qg-2:7687"] for s in meta["rt"]["servers"])
 
     run(body)
 

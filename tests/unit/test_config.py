@@ -98,6 +98,8 @@ def test_wrong_types_are_refused_not_coerced(raw: dict, key: str, problem: str) 
         ({"guard": {"sql_dialect": "cobol"}}, "guard.sql_dialect", "cobol"),
         ({"guard": {"reciprocity_threshold": 2.0}}, "guard.reciprocity_threshold", "≤ 1"),
         ({"guard": {"default_limit": 50, "max_limit": 10}}, "guard.default_limit", "max_limit"),
+        ({"server": {"advertised_address": "lb"}}, "server.advertised_address", "'host:port'"),
+        ({"server": {"advertised_address": ["a:1", "b"]}}, "server.advertised_address", "'b'"),
         ({"guard": {"max_limit": 10}}, "guard.default_limit", "must not exceed"),
     ],
 )
