@@ -208,8 +208,12 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from query_guard.runner import serve
+    from query_guard.workers import Supervisor, worker_count
 
-    return serve(load_config(args.config))
+    config = load_config(args.config)
+    if worker_count(config) > 1:
+        return Supervisor(config, args.config).run()
+    return serve(config)
 
 
 def _cmd_hash_password(args: argparse.Namespace) -> int:

@@ -65,6 +65,7 @@ class ServerTable(Table):
     http_allowed_hosts: list[Name] = []
     gremlin: str = ""
     advertised_address: str | list[str] = ""
+    workers: Positive | Literal["auto"] = 1
     data_dir: str = ".query-guard"
     tls_cert: str = ""
     tls_key: str = ""

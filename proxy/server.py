@@ -249,7 +249,7 @@ class ProxyServer:
             databases=self.config.guard.allowed_databases,
             runner=self.runner,
         )
-        await self.bolt.start()
+        await self.bolt.start(reuse_port=self.config.server["workers"] != 1)
         bolt_front = self.bolt
         self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
 
@@ -275,7 +275,7 @@ class ProxyServer:
             ssl_context=listener_tls(self.config),
             authenticate=logon_check(self.config.server["users"], None),
         )
-        await self.gremlin.start()
+        await self.gremlin.start(reuse_port=self.config.server["workers"] != 1)
         gremlin_front = self.gremlin
         self.metrics.watch_connections("gremlin", lambda: gremlin_front.connections)
 
@@ -305,7 +305,7 @@ class ProxyServer:
             anonymous=passthrough and not self.config.server["users"]
             and getattr(self.backend, "auth", None) is not None,
         )  # fmt: skip
-        await self.http.start()
+        await self.http.start(reuse_port=self.config.server["workers"] != 1)
         http_front = self.http
         self.metrics.watch_connections("http", lambda: http_front.connections)
 

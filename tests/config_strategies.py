@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import types
 import typing
 from typing import Any
 
@@ -37,7 +38,13 @@ def _strategy(key: str, annotation: Any, metadata: list[Any]) -> st.SearchStrate
         return DIALECTS
     if key == "gremlin_graphs":  # traversal source names: identifiers
         return st.dictionaries(SOURCES, TEXT, max_size=3)
+    if key == "advertised_address":  # "host:port", one or a list
+        address = st.builds("{}:{}".format, st.sampled_from(["lb", "qg-1", "10.0.0.2"]),
+                            st.integers(1, 65535))  # fmt: skip
+        return st.one_of(address, st.lists(address, max_size=3))
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):  # `Positive | Literal["auto"]`
+        return st.one_of([_strategy(key, *_unwrapped(arg)) for arg in args])
     if origin is typing.Literal:
         return st.sampled_from(args)
     lo, hi = _bounds(metadata)
@@ -60,6 +67,14 @@ def _strategy(key: str, annotation: Any, metadata: list[Any]) -> st.SearchStrate
     if origin is dict:
         return st.dictionaries(TEXT, TEXT, max_size=3)
     raise AssertionError(f"no strategy for {key}: {annotation}")
+
+
+def _unwrapped(annotation: Any) -> tuple[Any, list[Any]]:
+    """`Annotated[int, Field(gt=0)]` -> (int, [Gt(0)])."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return annotation, []
+    base, *extras = typing.get_args(annotation)
+    return base, [m for extra in extras for m in getattr(extra, "metadata", [extra])]
 
 
 def _section(name: str) -> st.SearchStrategy[dict[str, Any]]:

@@ -97,7 +97,8 @@ class BoltFrontend:
     def connections(self) -> int:
         return len(self._connections)
 
-    async def start(self) -> None:
+    async def start(self, reuse_port: bool = False) -> None:
+        """Listen; `reuse_port`: beside the other worker processes of `[server] workers`."""
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             self._protocol,
@@ -107,6 +108,7 @@ class BoltFrontend:
             # a client that never finishes the TLS handshake is dropped like a slow Bolt one
             ssl_handshake_timeout=self._handshake_timeout if self.ssl_context else None,
             start_serving=False,
+            reuse_port=reuse_port or None,
         )
         self.port = self._server.sockets[0].getsockname()[1]
         self._ctx.advertised_address = self.advertised_address or (_address(self.host, self.port),)

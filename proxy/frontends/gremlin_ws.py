@@ -109,10 +109,13 @@ class GremlinFrontend:
     def connections(self) -> int:
         return open_connections(self._runner_app)
 
-    async def start(self) -> None:
+    async def start(self, reuse_port: bool = False) -> None:
         self._runner_app = web.AppRunner(self.app, access_log=None)
         await self._runner_app.setup()
-        site = web.TCPSite(self._runner_app, self.host, self.port, ssl_context=self.ssl_context)
+        site = web.TCPSite(
+            self._runner_app, self.host, self.port, ssl_context=self.ssl_context,
+            reuse_port=reuse_port or None,
+        )  # fmt: skip
         await site.start()
         server = site._server  # aiohttp exposes the bound port only here
         if server is not None and server.sockets:  # type: ignore[attr-defined]

@@ -131,12 +131,15 @@ class HttpFrontend:
     def connections(self) -> int:
         return open_connections(self._runner)
 
-    async def start(self) -> None:
+    async def start(self, reuse_port: bool = False) -> None:
         if self._mcp is not None:
             self._mcp_task = asyncio.create_task(self._run_mcp_sessions())
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
+        site = web.TCPSite(
+            self._runner, self.host, self.port, ssl_context=self.ssl_context,
+            reuse_port=reuse_port or None,
+        )  # fmt: skip
         await site.start()
         server = site._server
         if server is not None and server.sockets:  # type: ignore[attr-defined]

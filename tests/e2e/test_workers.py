@@ -1,0 +1,122 @@
+"""`[server] workers = N`: `query-guard serve` as a supervisor of N worker processes on one
+Bolt port (SO_REUSEPORT). Reads keep succeeding while a worker is killed (it is started again)
+and while SIGHUP replaces every worker; SIGTERM stops them all; the embedded database is
+started once and shared."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from query_guard.backends.embedded import free_port
+from query_guard.cli import main
+from tests.e2e.test_balanced_proxies import Readers
+from tests.e2e.test_server import ServeProcess
+
+
+def children(pid: int) -> set[int]:
+    """The live child processes of `pid` (from /proc)."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(") ", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if int(stat[1]) == pid and stat[0] not in ("Z", "X"):
+            out.add(int(entry.name))
+    return out
+
+
+def wait_for(check, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def workers_of(serve: ServeProcess) -> set[int]:
+    """The supervisor's worker processes (its children that are Python, not a database)."""
+    return {
+        pid for pid in children(serve.proc.pid)
+        if "falkordb" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        and "redis" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    }  # fmt: skip
+
+
+def test_two_workers_share_the_port_survive_a_crash_and_a_reload(
+    tmp_path: Path, movies_url: str
+) -> None:
+    port = free_port()
+    server = {"bolt": f"127.0.0.1:{port}", "workers": 2}
+    serve = ServeProcess(tmp_path, backend={"cypher": movies_url}, server=server)
+    try:
+        assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
+        first = workers_of(serve)
+        with neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{port}", auth=("u", "p")) as driver:
+            readers = Readers(driver)
+            try:
+                time.sleep(1.0)
+                os.kill(min(first), signal.SIGKILL)  # a worker dies: it is started again
+                assert wait_for(lambda: len(workers_of(serve) - first) == 1), serve.stderr()
+                time.sleep(1.0)
+                before = workers_of(serve)
+                serve.proc.send_signal(signal.SIGHUP)  # every worker replaced, one by one
+                assert wait_for(lambda: not workers_of(serve) & before, 60), serve.stderr()
+                assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
+                time.sleep(1.0)
+            finally:
+                readers.stop()
+        last = workers_of(serve)
+    finally:
+        status = serve.stop()
+    assert status == 0, serve.stderr()
+    assert "configuration reloaded" in serve.stderr()
+    assert all(wait_for(lambda p=p: not Path(f"/proc/{p}").exists(), 5) for p in last)
+    # the killed worker's own connections broke (the driver saw them drop); nothing else did
+    broken = [f for f in readers.failures if "defunct" not in f and "Incomplete" not in f]
+    assert broken == [], broken[:5]
+    assert readers.wrong == [] and readers.reads > 50, (readers.reads, readers.failures[:3])
+
+
+def test_workers_share_one_embedded_database(tmp_path: Path) -> None:
+    port = free_port()
+    serve = ServeProcess(tmp_path, server={"bolt": f"127.0.0.1:{port}", "workers": 2})
+    try:
+        assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
+        assert "for all workers" in serve.stderr()
+        url = f"bolt://127.0.0.1:{port}"
+        counts = set()
+        for _ in range(8):  # new connections spread over both workers
+            with neo4j.GraphDatabase.driver(url, auth=("u", "p")) as driver:
+                records, _, _ = driver.execute_query("MATCH (m:Movie) RETURN count(m) AS n")
+                counts.add(records[0]["n"])
+    finally:
+        assert serve.stop() == 0, serve.stderr()
+    assert counts == {38}
+
+
+@pytest.mark.parametrize(
+    ("server", "problem"),
+    [
+        ({"bolt": "127.0.0.1:0", "workers": 2}, "port 0 cannot be shared"),
+        ({"workers": 0}, "server.workers"),
+        ({"workers": "many"}, "server.workers"),
+    ],
+)
+def test_worker_settings_that_cannot_work_are_refused(
+    tmp_path: Path, server: dict, problem: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = ["[server]", *(f"{k} = {v!r}".replace("'", '"') for k, v in server.items())]
+    config = tmp_path / "query-guard.toml"
+    config.write_text("\n".join(lines) + "\n", "utf-8")
+    assert main(["serve", "--config", str(config)]) == 2
+    assert problem in capsys.readouterr().err
