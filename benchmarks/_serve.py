@@ -29,10 +29,11 @@ class Proxy:
     def __init__(
         self, tmp: Path, backend: dict[str, str], env: dict[str, str], repair: bool = True,
         root: Path = ROOT, limits: bool = True, server: dict[str, str] | None = None,
-        extra: str = "", listener: str = "bolt",
+        extra: str = "", listener: str = "bolt", extra_server: dict[str, int] | None = None,
     ) -> None:  # fmt: skip
         listeners = server if server is not None else {"bolt": "127.0.0.1:0"}
         lines = ["[server]", *(f'{k} = "{v}"' for k, v in listeners.items())]
+        lines += [f"{k} = {v}" for k, v in (extra_server or {}).items()]  # e.g. workers = 2
         lines += [f'data_dir = "{tmp}"', "[backend]"]
         lines += [f'{k} = "{v}"' for k, v in backend.items()]
         lines += ["[audit]", f'path = "{tmp / "audit.jsonl"}"']
