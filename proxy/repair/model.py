@@ -1,10 +1,11 @@
-"""The repair loop's vocabulary (DESIGN §6): settings, attempt records, what a `guard_repair`
-plugin is asked and answers, the loop's outcome, and the peeked result stream."""
+"""The repair loop's vocabulary (DESIGN §6): settings, attempt records, a deterministic
+candidate, what a `guard_repair` plugin is asked and answers, the loop's outcome, and the
+peeked result stream."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,6 +15,10 @@ from query_guard.model import Action, Finding, Verdict
 
 ROWS, EMPTY, ERROR, BLOCKED = "rows", "empty", "error", "blocked"
 SPECULATIVE_MODES = ("suggest", "apply")
+OPT_IN = (
+    'to have such repairs applied, send the question as transaction metadata ("question") '
+    'or set [repair] speculative = "apply"'
+)
 
 
 async def await_me_maybe(value: Any) -> Any:
@@ -26,6 +31,21 @@ async def await_me_maybe(value: Any) -> Any:
 
 
 # ---------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """How one language's repair findings name things: "the query returned nothing", "rows
+    appeared", "would return 3 row(s)", how a client opts in, and how a literal is written,
+    where it is stored ("'x' is not stored on Movie.title") and what to reconsider."""
+
+    quote: Callable[[Any], str]
+    noun: str = "query"
+    rows: str = "rows"
+    unit: str = "row(s)"
+    opt_in: str = OPT_IN
+    stored: str = "on"
+    reconsider: str = "property or label"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +113,28 @@ class RepairRequest:
     notes: tuple[str, ...] = ()  # literal grounding notes
     attempts: tuple[Attempt, ...] = ()
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    language: str = "cypher"  # "cypher", "gremlin" or "sql": a plugin declines the others
 
     @property
     def failure(self) -> str:
         return f"error: {self.error}" if self.error else "empty result"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A deterministic rewrite a language proposes (tier 1, relaxation, grounding): its text,
+    where it came from, its diagnosis, whether the fault is certain (`safe`), the literal fixes
+    it applies (`query_guard.repair.grounding.LiteralFix`), and how findings word it — what
+    was done (`done`: "relationship directions were reversed") and what is offered
+    (`offer`: "reversing relationship directions")."""
+
+    text: str
+    source: str
+    code: str
+    safe: bool
+    done: str = ""
+    offer: str = ""
+    fixes: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

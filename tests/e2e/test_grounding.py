@@ -10,14 +10,13 @@ import pytest
 
 from query_guard.backends.falkordb import FalkorDBBackend
 from query_guard.cypher.query import CypherQuery
-from query_guard.repair.grounding import (
+from query_guard.repair.cypher_literals import (
     Binding,
     extract_bindings,
     ground_literals,
     literal_note,
-    longest_token,
-    rank_stored,
 )
+from query_guard.repair.grounding import longest_token, rank_stored
 
 
 def bindings(text: str, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
