@@ -19,8 +19,7 @@ from query_guard.backends.base import ResultStream, collect
 from query_guard.cypher import ast
 from query_guard.cypher.patterns import quote_name
 from query_guard.cypher.query import CypherQuery
-from query_guard.model import Finding
-from query_guard.repair.grounding import MAX_BINDINGS, SIMILAR_SAMPLE, LiteralFix, describe, ground
+from query_guard.repair.grounding import MAX_BINDINGS, SIMILAR_SAMPLE
 from query_guard.repair.model import Words
 
 _CASE_FUNCTIONS = frozenset({"tolower", "toupper", "lower", "upper"})
@@ -228,16 +227,3 @@ def prober(execute: Execute) -> Callable[[Binding, str], Awaitable[list[tuple[st
 
     return stored
 
-
-async def ground_literals(
-    bindings: list[Binding], execute: Execute
-) -> tuple[list[Finding], list[LiteralFix]]:
-    """The probes' notes (one `ENT.LITERAL` per binding whose value is not stored) and the
-    fixes they found (at most one per binding)."""
-    found = await ground(bindings, prober(execute), WORDS)
-    return [g.note for g in found], [g.fix for g in found if g.fix is not None]
-
-
-def literal_note(b: Binding, stored: list[tuple[str, Any]]) -> str:
-    """The note on a binding, given its closest stored values."""
-    return describe(b, stored, WORDS)
