@@ -22,21 +22,15 @@ from query_guard.cypher.parser import CypherSyntaxError
 from query_guard.cypher.query import CypherQuery
 from query_guard.cypher.statement import is_explain
 from query_guard.model import Edit, Verdict, apply_edits
-from query_guard.repair.candidates import (
-    Flip,
-    aggregate_columns,
-    flip_candidates,
-    is_blank,
-    is_empty,
-    relax_case,
-)
+from query_guard.repair.candidates import aggregate_columns, flip_candidates, relax_case
 from query_guard.repair.cypher_literals import WORDS, cypher_literal, extract_bindings, prober
 from query_guard.repair.grounding import LiteralFix, fix_groups
-from query_guard.repair.model import Candidate, RepairSettings
+from query_guard.repair.model import Candidate, Flip, RepairSettings
 from query_guard.schema import SchemaCatalog
 
 Execute = Callable[[str, dict[str, Any]], Awaitable[ResultStream]]
 Parse = Callable[[str], CypherQuery | None]
+Run = Callable[[str], Awaitable[ResultStream]]
 
 _DONE = {
     "tier1": "relationship directions were reversed",
@@ -85,7 +79,8 @@ class CypherStrategy:
         params: dict[str, Any],
     ) -> None:
         self.parse = parser
-        self.schema, self.run, self.params = schema, execute, params
+        self.schema, self.params = schema, params
+        self.execute: Run = lambda text: execute(text, params)
         self.stored = prober(execute)
         self.safe_flips: list[Flip] = []  # tier 1's, combined with the literal fixes
 
@@ -101,17 +96,8 @@ class CypherStrategy:
     def runnable(self, verdict: Verdict) -> bool:
         return is_read_query(verdict.to_run, self.parse)
 
-    def is_empty(self, text: str, head: list[list[Any]], more: bool) -> bool:
-        aggregates: frozenset[int] = frozenset()
-        # only a single row with a 0 / null / empty value needs the AST: a blank aggregate?
-        # (the usual lookup's one row has none: no parse, no walk over the RETURN items)
-        if len(head) == 1 and any(is_blank(value) for value in head[0]):
-            parsed = self.parse(text)
-            aggregates = aggregate_columns(parsed) if parsed is not None else frozenset()
-        return is_empty(head, more, aggregates)
-
-    async def execute(self, text: str) -> ResultStream:
-        return await self.run(text, self.params)
+    def aggregates(self, parsed: CypherQuery) -> frozenset[int]:
+        return aggregate_columns(parsed)
 
     def bindings(self, parsed: CypherQuery) -> Sequence[Any]:
         return extract_bindings(parsed, self.params)

@@ -1,27 +1,18 @@
 """Gremlin's repair strategy (`query_guard.repair.loop.Strategy`): a read traversal that
-returned nothing — no results, or the one blank value (0, []) of `count()`, `sum()`, `fold()`
-— is retried with the direction of its hops reversed — `out`↔`in`, `outE`↔`inE` with the
-`inV`/`outV` that leaves the edge — under the loop's safe-vs-speculative rule. Gremlin has no
-relaxation and no literal grounding (yet); failed traversals are not repaired.
+returned nothing — no results, or the one blank value (0, []) of a final `count()`, `sum()`,
+`fold()` — is retried with the direction of its hops reversed: `out`↔`in`, `outE`↔`inE` with
+the `inV`/`outV` that leaves the edge. No relaxation or literal grounding (yet); failed
+traversals are not repaired.
 
 Hops are found on the guard's output (`Verdict.to_run`) with the shared label tracking
-(`query_guard.gremlin.labels`). A hop naming one edge label of the schema is
-
-* **pinned** — never flipped — when the labels it starts from are known and the schema
-  declares the edge only as written (this covers every hop the guard's direction rule
-  already reversed: its fix fits the schema only as written);
-* **safe** to flip when the schema declares the edge one way only, between different labels,
-  and the hop's labels are unknown or fit only the reversed direction: the schema then says
-  the hop was written the wrong way round;
-* **speculative** otherwise (an edge declared both ways or joining a label to itself,
-  `knows` between persons): an empty answer may be the right one.
-
-Hops inside `not(...)` are left alone (reversing a negated filter lets other vertices
-through; results appearing would not say the hop was wrong). Candidates, best first: every
-flippable hop reversed at once, then each alone (at most `[repair] budget` of them); the
-first with results is applied when safe or on opt-in (`DIR.FLIPPED_ON_EMPTY`), else
-suggested (`REPAIR.SUGGESTED`). Example, on TinkerPop's modern graph (`knows`: person →
-person, `created`: person → software)::
+(`query_guard.gremlin.labels`). A hop naming one edge label of the schema is **pinned** —
+never flipped — when the labels it starts from are known and the schema declares the edge
+only as written (this covers every hop the guard's direction rule already reversed); **safe**
+to flip when the schema declares the edge one way only, between different labels, and the
+hop's labels are unknown or fit only the reversed direction; **speculative** otherwise
+(`knows` between persons). Hops inside `not(...)` are left alone (reversing a negated filter
+lets other vertices through). Candidates, best first: every flippable hop reversed at once,
+then each alone (at most `[repair] budget` of them). On TinkerPop's modern graph::
 
     g.V('1').in('created')            # marko created lop: empty
     -> g.V('1').out('created')        # safe: created is declared person -> software only
@@ -32,7 +23,6 @@ person, `created`: person → software)::
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from query_guard.backends.base import ResultStream
@@ -42,10 +32,9 @@ from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
 from query_guard.gremlin.language import GremlinQuery
 from query_guard.gremlin.lexicon import MUTATING_STEPS
-from query_guard.model import Edit, Verdict, apply_edits
-from query_guard.repair.candidates import is_blank
+from query_guard.model import Edit, Verdict
 from query_guard.repair.grounding import LiteralFix
-from query_guard.repair.model import Candidate, RepairSettings, Words
+from query_guard.repair.model import Candidate, Flip, Hop, RepairSettings, Words, flips
 from query_guard.schema import SchemaCatalog
 
 WORDS = Words(
@@ -56,14 +45,6 @@ WORDS = Words(
     'speculative = "apply"',
 )  # fmt: skip
 _AGGREGATES = frozenset({"count", "sum", "fold"})  # one blank value is an empty answer
-
-
-@dataclass(frozen=True, slots=True)
-class GremlinFlip:
-    """A candidate: the traversal with some hops reversed, and whether that is safe."""
-
-    text: str
-    safe: bool
 
 
 def parse(text: str) -> GremlinQuery | None:
@@ -84,7 +65,7 @@ class GremlinStrategy:
         execute: Callable[[str], Awaitable[ResultStream]],
         parser: Callable[[str], GremlinQuery | None] = parse,
     ) -> None:
-        self.catalog, self.run, self.parse = catalog, execute, parser
+        self.catalog, self.execute, self.parse = catalog, execute, parser
 
     def never_repaired(self, parsed: GremlinQuery | None) -> str | None:
         if parsed is None:
@@ -96,18 +77,10 @@ class GremlinStrategy:
     def runnable(self, verdict: Verdict) -> bool:
         return self.never_repaired(self.parse(verdict.to_run)) is None
 
-    def is_empty(self, text: str, head: list[list[Any]], more: bool) -> bool:
-        """No results, or the one blank value an aggregate over nothing returns."""
-        if not head:
-            return True
-        if len(head) > 1 or more or not is_blank(head[0][0]):
-            return False  # plainly results: no parse needed
-        parsed = self.parse(text)
-        steps = parsed.traversal.all_steps if parsed is not None else []
-        return bool(steps) and steps[-1].name in _AGGREGATES
-
-    async def execute(self, text: str) -> ResultStream:
-        return await self.run(text)
+    def aggregates(self, parsed: GremlinQuery) -> frozenset[int]:
+        """A count(), sum() or fold() at the end: its one blank value is an empty answer."""
+        steps = parsed.traversal.all_steps
+        return frozenset({0}) if steps and steps[-1].name in _AGGREGATES else frozenset()
 
     def candidates(
         self, parsed: GremlinQuery, settings: RepairSettings, fixes: Sequence[LiteralFix] | None
@@ -129,9 +102,9 @@ class GremlinStrategy:
 
 def flip_candidates(
     query: GremlinQuery, catalog: SchemaCatalog, max_single: int
-) -> list[GremlinFlip]:
+) -> list[Flip]:
     """The candidates, best first (see the module docstring); no duplicates."""
-    hops: list[tuple[tuple[Edit, ...], bool]] = []
+    hops: list[Hop] = []
     negated = {
         id(n) for s in query.steps() if s.name == "not"
         for t in nested_traversals(s) for n in t.walk()
@@ -145,15 +118,7 @@ def flip_candidates(
         return step.name
 
     LabelWalk(catalog, on_hop).run(query.traversal)
-    groups = [hops] + ([[h] for h in hops[:max_single]] if len(hops) > 1 else [])
-    out: list[GremlinFlip] = []
-    for group in groups:
-        if not group:
-            continue
-        text = apply_edits(query.text, [e for edits, _ in group for e in edits])
-        if all(f.text != text for f in out):
-            out.append(GremlinFlip(text, all(safe for _, safe in group)))
-    return out
+    return flips(query.text, [hops] + ([[h] for h in hops[:max_single]] if len(hops) > 1 else []))
 
 
 def _classify(name: str, e: str, labels: Labels, cat: SchemaCatalog) -> bool | None:

@@ -51,6 +51,8 @@ from query_guard.repair.model import (
     RepairSettings,
     Words,
     await_me_maybe,
+    is_blank,
+    is_empty,
 )
 
 log = logging.getLogger("query_guard.repair")
@@ -68,6 +70,7 @@ class Strategy(Protocol):
     language: str
     words: Words
     retry_errors: bool  # does a failed query get repaired (or only an empty one)?
+    execute: Callable[[str], Awaitable[ResultStream]]  # runs a judged query
 
     def parse(self, text: str) -> Any | None: ...
 
@@ -75,7 +78,7 @@ class Strategy(Protocol):
 
     def runnable(self, verdict: Verdict) -> bool: ...  # a plain read a repair may run
 
-    def is_empty(self, text: str, head: list[list[Any]], more: bool) -> bool: ...
+    def aggregates(self, parsed: Any) -> frozenset[int]: ...  # columns "empty" when blank
 
     def candidates(
         self, parsed: Any, settings: RepairSettings, fixes: Sequence[LiteralFix] | None
@@ -84,8 +87,6 @@ class Strategy(Protocol):
     def bindings(self, parsed: Any) -> Sequence[Any]: ...
 
     async def stored(self, binding: Any, token: str) -> list[tuple[str, Any]] | None: ...
-
-    async def execute(self, text: str) -> ResultStream: ...
 
 
 @dataclass
@@ -318,8 +319,14 @@ class RepairLoop:
             attempt = Attempt(text, source, code, ERROR, error=exc.message, ms=elapsed_ms(started))
             self.attempts.append(attempt)
             return Run(attempt, error=exc)
-        more = len(head) >= PEEK and stream.has_more()
-        outcome = EMPTY if self.strategy.is_empty(text, head, more) else ROWS
+        aggregates: frozenset[int] = frozenset()
+        # only a single row with a 0 / null / empty value needs the parse: a blank aggregate?
+        # (the usual lookup's one row has none: no parse, no walk over the returned items)
+        if len(head) == 1 and any(is_blank(value) for value in head[0]):
+            parsed = self.strategy.parse(text)
+            aggregates = self.strategy.aggregates(parsed) if parsed is not None else aggregates
+        empty = is_empty(head, len(head) >= PEEK and stream.has_more(), aggregates)
+        outcome = EMPTY if empty else ROWS
         attempt = Attempt(text, source, code, outcome, len(head), ms=elapsed_ms(started))
         self.attempts.append(attempt)
         return Run(attempt, stream=PeekedStream(stream, head), head=list(head))

@@ -25,27 +25,15 @@ from query_guard.caches import parse_cache
 from query_guard.context import GuardContext
 from query_guard.cypher.query import CypherQuery
 from query_guard.hookcalls import PerPluginCalls
-from query_guard.repair.cypher import CypherStrategy, Execute, is_read_query, parse
-from query_guard.repair.loop import PEEK, Check, RepairLoop, Strategy, stop_reason
+from query_guard.repair.cypher import CypherStrategy, Execute, parse
+from query_guard.repair.loop import Check, RepairLoop, Strategy
 from query_guard.repair.model import (
-    BLOCKED,
-    EMPTY,
-    ERROR,
-    ROWS,
-    Attempt,
-    PeekedStream,
     RepairCandidate,
     RepairOutcome,
     RepairRequest,
     RepairSettings,
     await_me_maybe,
 )
-
-__all__ = [
-    "BLOCKED", "EMPTY", "ERROR", "PEEK", "ROWS", "Attempt", "PeekedStream", "RepairCandidate",
-    "RepairOutcome", "RepairRequest", "RepairSettings", "Repairer", "await_me_maybe",
-    "build_repairer", "is_read_query", "stop_reason",
-]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -92,44 +80,27 @@ class Repairer:
         self,
         query: str,
         *,
-        execute: Execute,
         check: Check,
+        execute: Execute | None = None,
+        strategy: Strategy | None = None,
         parameters: Mapping[str, Any] | None = None,
         question: str | None = None,
         first: ResultStream | BackendError | None = None,
         retry_errors: bool = True,
         forward: str | None = None,
     ) -> RepairOutcome:
-        """Run the Cypher `query` (or judge `first`, its already started result) and repair it
-        if it fails or comes back empty. Raises nothing the backend raises: errors are
-        outcomes.
+        """Run `query` (or judge `first`, its already started result) and repair it if it
+        fails or comes back empty: Cypher on `execute`, or any language's `strategy` (which
+        executes its queries). Raises nothing the backend raises: errors are outcomes.
 
         `forward` is the text the database executes for `query` (the guard's canonical
         emission, `Verdict.to_run`); the loop runs and repairs that text, and candidates run
         as their own verdict's `to_run`, never as raw candidate text."""
         params = dict(parameters or {})
-        strategy = CypherStrategy(self.parse, lambda: self.ctx.schema, execute, params)
-        return await self.repair(
-            strategy, query, check=check, parameters=params, question=question, first=first,
-            retry_errors=retry_errors, forward=forward,
-        )  # fmt: skip
-
-    async def repair(
-        self,
-        strategy: Strategy,
-        query: str,
-        *,
-        check: Check,
-        parameters: Mapping[str, Any] | None = None,
-        question: str | None = None,
-        first: ResultStream | BackendError | None = None,
-        retry_errors: bool = True,
-        forward: str | None = None,
-    ) -> RepairOutcome:
-        """`run` for any language's `strategy` (it executes the queries)."""
-        loop = RepairLoop(
-            strategy, self.settings, check, self.propose, dict(parameters or {}), question
-        )
+        if strategy is None:
+            assert execute is not None
+            strategy = CypherStrategy(self.parse, lambda: self.ctx.schema, execute, params)
+        loop = RepairLoop(strategy, self.settings, check, self.propose, params, question)
         return await loop.run(query, forward or query, first, retry_errors)
 
     async def propose(self, request: RepairRequest) -> RepairCandidate | None:

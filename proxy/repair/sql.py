@@ -20,7 +20,6 @@ from sqlglot import exp
 
 from query_guard.backends.base import ResultStream
 from query_guard.model import Verdict
-from query_guard.repair.candidates import is_blank, is_empty
 from query_guard.repair.grounding import LiteralFix, fix_groups
 from query_guard.repair.model import Candidate, RepairSettings, Words
 from query_guard.repair.sql_literals import (
@@ -57,7 +56,7 @@ class SqlStrategy:
         params: Mapping[str, Any] | Sequence[Any] | None = None,
     ) -> None:
         self.dialect, self.backend_dialect, self.catalog = dialect, backend_dialect, catalog
-        self.run, self.probe = execute, probe
+        self.execute, self.probe = execute, probe
         self.params = params if isinstance(params, Mapping) else None  # named ones bind
         self.words = Words(
             lambda v: sql_literal(v, dialect), opt_in=OPT_IN, stored="in",
@@ -80,15 +79,8 @@ class SqlStrategy:
     def runnable(self, verdict: Verdict) -> bool:
         return self.parse(verdict.to_run) is not None
 
-    def is_empty(self, text: str, head: list[list[Any]], more: bool) -> bool:
-        aggregates: frozenset[int] = frozenset()
-        if len(head) == 1 and any(is_blank(v) for v in head[0]):
-            tree = self.parse(text)
-            aggregates = blank_aggregates(tree) if tree is not None else frozenset()
-        return is_empty(head, more, aggregates)
-
-    async def execute(self, text: str) -> ResultStream:
-        return await self.run(text)
+    def aggregates(self, parsed: exp.Expression) -> frozenset[int]:
+        return blank_aggregates(parsed)
 
     def bindings(self, parsed: exp.Expression) -> Sequence[Any]:
         return extract_bindings(parsed, self.catalog, self.params)

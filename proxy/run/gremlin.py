@@ -85,8 +85,8 @@ class GremlinExecution:
         async def check(text: str) -> Verdict:
             return await judge(text, req.parameters)  # type: ignore[no-any-return]
 
-        outcome = await self.repairer.repair(
-            GremlinStrategy(catalog, run, self.parse), final, check=check,
+        outcome = await self.repairer.run(
+            final, strategy=GremlinStrategy(catalog, run, self.parse), check=check,
             parameters=req.parameters, question=req.question, first=first, retry_errors=False,
         )  # fmt: skip
         attempts = [a.to_dict() for a in outcome.attempts] if len(outcome.attempts) > 1 else []

@@ -74,8 +74,8 @@ class SqlExecution:
             dialect=ctx.settings.sql_dialect, backend_dialect=backend.dialect,
             catalog=ctx.sql_schema, execute=candidate, probe=probe, params=req.parameters,
         )  # fmt: skip
-        outcome = await repairer.repair(
-            strategy, verdict.to_run, check=check, parameters=req.parameters,
+        outcome = await repairer.run(
+            verdict.to_run, strategy=strategy, check=check, parameters=req.parameters,
             question=req.question, first=first, retry_errors=False,
         )  # fmt: skip
         attempts = [a.to_dict() for a in outcome.attempts] if len(outcome.attempts) > 1 else []
