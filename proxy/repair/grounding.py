@@ -24,7 +24,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from query_guard.backends.base import BackendError
 from query_guard.model import Finding, Severity
@@ -38,26 +38,10 @@ SIMILAR_SAMPLE = 50  # stored values read per probe; more: no fix, only the note
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
-class Binding(Protocol):
-    """A string a query requires some property (column) to equal."""
-
-    @property
-    def value(self) -> str: ...
-
-    @property
-    def span(self) -> tuple[int, int]: ...  # the literal (or parameter) in the query text
-
-    @property
-    def where(self) -> str: ...  # `Movie.title`, `customers.country`
-
-    @property
-    def case_insensitive(self) -> bool: ...
-
-    def show(self, label: str, quoted: str) -> str: ...  # one stored value in a note
-
-
-# (label, value) of the stored values holding the binding's token; None: the exact value is
-# stored (nothing to say)
+# A binding (`cypher_literals.Binding`, `sql_literals.SqlBinding`) has its `value`, `span` (of
+# the literal in the query text), `where` (`Movie.title`), `case_insensitive`, and
+# `show(label, quoted)` (one stored value in a note). `Stored` runs its probes: the (label,
+# value) of the stored values holding its token, or None when the exact value is stored.
 Stored = Callable[[Any, str], Awaitable[list[tuple[str, Any]] | None]]
 
 
