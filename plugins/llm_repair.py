@@ -13,6 +13,9 @@ literal grounding notes; the reply is read from the `ERROR:` / `CAUSE:` / `FIX:`
     api_key_env = "OPENAI_API_KEY"   # the *name* of the variable holding the key
     timeout_seconds = 20
     max_tokens = 512
+
+It repairs Cypher only: asked about a Gremlin or SQL query (`RepairRequest.language`), it
+proposes nothing.
 """
 
 from __future__ import annotations
@@ -88,6 +91,8 @@ class LLMRepair:
 
     @hookimpl
     async def guard_repair(self, request: RepairRequest, ctx: GuardContext) -> Any:
+        if request.language != "cypher":  # the prompt, taxonomy and schema are Cypher's
+            return None
         messages = build_messages(request, ctx.schema)
         reply = await self.complete(messages)
         return parse_reply(reply)

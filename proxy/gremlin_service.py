@@ -68,6 +68,7 @@ class GremlinService:
         execution = GremlinExecution(
             self.backend, self.repair_settings,
             lambda: gremlin_settings(ctx.gremlin).schema.catalog() or ctx.schema,
+            self.guard.pm, lambda: self.guard.ctx,
         )  # fmt: skip
         graphs = {name: graph.route() for name, graph in self.graphs.items()}
         return Route(LanguageGuard(self.guard, "gremlin"), execution, graphs)

@@ -67,12 +67,14 @@ def guard_repair(request: RepairRequest, ctx: GuardContext) -> Any:
     """Propose a rewrite of a read query that failed or returned nothing (DESIGN §6).
 
     Called by the repair loop after its deterministic tiers found nothing, once per iteration,
-    in hook order; the first implementation returning a candidate wins. Whatever it returns is
-    guarded again before it runs (a repair can never introduce a write).
+    in hook order, for every query language (Cypher, Gremlin, SQL: ``request.language``); the
+    first implementation returning a candidate wins, so one that knows only some languages
+    returns None for the others. Whatever it returns is guarded again, in the request's
+    language, before it runs (a repair can never introduce a write).
 
     :param request: ``query_guard.repair.model.RepairRequest`` — the failed query, the database
         error (None for an empty result), the client's question when sent, literal grounding
-        notes, the attempts so far and the query parameters
+        notes, the attempts so far, the query parameters and the language
     :param ctx: schema catalog and guard settings
     :return: a ``query_guard.repair.model.RepairCandidate`` (query, §7 code, cause), a query
         string, None (no idea), or an awaitable of one of these (an LLM call)

@@ -33,7 +33,8 @@ from query_guard.backends.falkordb import FalkorDBBackend  # noqa: E402
 from query_guard.config import parse_config  # noqa: E402
 from query_guard.discovery import discover_schema  # noqa: E402
 from query_guard.pipeline import Guard, build_guard  # noqa: E402
-from query_guard.repair.repairer import Repairer, RepairSettings  # noqa: E402
+from query_guard.repair.model import RepairSettings  # noqa: E402
+from query_guard.repair.repairer import Repairer  # noqa: E402
 from query_guard.schema import SchemaCatalog  # noqa: E402
 
 Result = tuple[list[str], list[list[Any]]] | None  # None: error or blocked

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
+from query_guard.cypher import ast
+
 # Cypher's built-in functions (Neo4j 5 / Cypher 25), by the manual's groups. Names are matched
 # case-insensitively, as Neo4j resolves built-in functions.
 BUILTIN_FUNCTIONS: dict[str, tuple[str, ...]] = {
@@ -127,6 +129,21 @@ _PATTERNS = tuple(
     for name in names
     if "*" in name
 )
+
+
+AGGREGATES = frozenset(name.lower() for name in BUILTIN_FUNCTIONS["aggregating"])
+
+
+def contains_aggregate(expr: ast.Node) -> bool:
+    """An aggregate at this projection's level (subqueries aggregate in their own scope)."""
+    stack = [expr]  # iterative: an operator chain `a + b + …` is as deep as it is long
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionCall) and node.name.lower() in AGGREGATES:
+            return True
+        if not isinstance(node, ast.SubqueryExpr | ast.PatternComprehension):
+            stack.extend(node.children())  # type: ignore[arg-type]
+    return False
 
 
 def is_allowed_function(name: str, extra: Iterable[str] = ()) -> bool:

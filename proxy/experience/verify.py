@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from query_guard.model import Severity
-from query_guard.repair.candidates import is_blank
+from query_guard.repair.model import is_blank
 from query_guard.run.seen import Seen
 
 WRITES = ("w", "rw", "s")

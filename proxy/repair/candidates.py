@@ -1,5 +1,5 @@
-"""Deterministic repair candidates for a query that returned nothing (DESIGN §6), as span edits
-on the parsed query, and the emptiness test that starts the repair loop.
+"""Cypher's deterministic repair candidates for a query that returned nothing (DESIGN §6), as
+span edits on the parsed query, and the aggregate columns that say what "empty" is.
 
 - **Tier 1** (CypherGuard Algorithm 2): reverse directed relationships. Arrows the schema
   *pins* (both endpoint labels known, the type declared only as written) are never flipped,
@@ -25,11 +25,11 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from query_guard.cypher import ast
+from query_guard.cypher.functions import contains_aggregate
 from query_guard.cypher.patterns import (
     Hop,
     admissible_types,
@@ -41,7 +41,7 @@ from query_guard.cypher.patterns import (
 )
 from query_guard.cypher.query import CypherQuery
 from query_guard.model import Edit, apply_edits
-from query_guard.rules.limits import contains_aggregate
+from query_guard.repair.model import Flip, flips
 from query_guard.schema import SchemaCatalog
 
 # ---------------------------------------------------------------- emptiness
@@ -64,24 +64,6 @@ def aggregate_columns(query: CypherQuery) -> frozenset[int]:
     return frozenset(columns or ())
 
 
-def is_empty(rows: Sequence[Sequence[Any]], more: bool, aggregates: frozenset[int]) -> bool:
-    """DESIGN §6: no rows, or one row whose aggregates are all 0, null or an empty list
-    (`count(m) = 0` is what an empty answer looks like in a counting query)."""
-    if not rows:
-        return True
-    if len(rows) > 1 or more or not aggregates:
-        return False
-    row = rows[0]
-    return all(is_blank(row[i]) for i in aggregates if i < len(row))
-
-
-def is_blank(value: Any) -> bool:
-    """0, null or an empty list / map: what an aggregate over nothing returns."""
-    if value is None or (isinstance(value, list | tuple | dict) and not value):
-        return True
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
-
-
 # ---------------------------------------------------------------- tier 1: directions
 
 
@@ -96,15 +78,6 @@ def directed_hops(query: CypherQuery) -> list[Hop]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Flip:
-    """A tier-1 candidate: the query with some arrows reversed, and whether that is safe."""
-
-    text: str
-    safe: bool
-    edits: tuple[Edit, ...] = ()  # the arrow edits on the query text
-
-
 def flip_candidates(
     query: CypherQuery, schema: SchemaCatalog | None, max_single: int
 ) -> list[Flip]:
@@ -116,21 +89,16 @@ def flip_candidates(
         if id(h.rel) not in mutual and (schema is None or not _pinned(query, h, schema))
     ]  # fmt: skip
     nested = _in_expressions(query)
-    main = [h for h in free if id(h.rel) not in nested]
-    groups: list[list[Hop]] = [main, free]
+    edits = {
+        id(h.rel): (tuple(flip_edits(h.rel)), schema is not None and _safe_flip(query, h, schema))
+        for h in free
+    }
+    main = [edits[id(h.rel)] for h in free if id(h.rel) not in nested]
+    groups = [main, list(edits.values())]
     if len(free) > 1:
-        ordered = main + [h for h in free if id(h.rel) in nested]
+        ordered = main + [edits[id(h.rel)] for h in free if id(h.rel) in nested]
         groups += [[h] for h in ordered[:max_single]]
-    out: list[Flip] = []
-    for group in groups:
-        if not group:
-            continue
-        edits = tuple(e for hop in group for e in flip_edits(hop.rel))
-        text = apply_edits(query.text, list(edits))
-        if all(f.text != text for f in out):
-            safe = schema is not None and all(_safe_flip(query, h, schema) for h in group)
-            out.append(Flip(text, safe, edits))
-    return out
+    return flips(query.text, groups)
 
 
 def _pinned(query: CypherQuery, hop: Hop, schema: SchemaCatalog) -> bool:

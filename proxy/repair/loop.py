@@ -1,5 +1,20 @@
-"""One run of the repair loop (DESIGN §6) for `query_guard.repair.repairer.Repairer`: the attempts,
-the texts already run, and the safe-vs-speculative decision.
+"""The repair loop (DESIGN §6), once for every language: a `Strategy` says how one language's
+queries are parsed, judged empty, run and rewritten; this module decides what runs, in which
+order, what is applied and when to stop.
+
+One run: the client's query runs (or its started result is judged); rows end it. A failed or
+empty read then gets up to `[repair] budget` rounds. In each, for an empty result, the
+language's deterministic candidates run first (tier 1 and relaxation), then its literals are
+grounded (`query_guard.repair.grounding`) and the candidates built from the fixes run; the
+first one that answers is kept. Otherwise the `guard_repair` hook (the LLM plugin) is asked
+for a rewrite, and the loop stops when it proposes nothing, the current query again
+(no-change), a query that already ran (ping-pong), or — after running it — the same
+diagnosis twice in a row.
+
+Every candidate is judged by the guard again before it runs and runs as its verdict's
+`to_run`: a blocked one (a repair can never smuggle in a write), or one that is not a plain
+read, never runs and is recorded; one whose judged text already ran is skipped. Every attempt
+is recorded (`REPAIR.ATTEMPT` when more than one ran).
 
 A repair is *safe* when the fault is certain from the schema or the data (an arrow against a
 type declared one way only, between different labels; a literal whose stored value differs
@@ -14,38 +29,30 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from query_guard.backends.base import BackendError, ResultStream
+from query_guard.backends.base import BackendError, BackendUnavailable, ResultStream
 from query_guard.clock import elapsed_ms
-from query_guard.context import GuardContext
-from query_guard.cypher import ast
-from query_guard.cypher.parser import CypherSyntaxError
-from query_guard.cypher.query import CypherQuery
-from query_guard.model import Edit, Finding, Severity, Verdict, apply_edits
-from query_guard.repair.candidates import (
-    Flip,
-    aggregate_columns,
-    flip_candidates,
-    is_blank,
-    is_empty,
-    relax_case,
-)
-from query_guard.repair.grounding import LiteralFix, extract_bindings, ground_literals
+from query_guard.model import Finding, Severity, Verdict
+from query_guard.repair.grounding import Grounded, LiteralFix, fixed, ground
 from query_guard.repair.model import (
     BLOCKED,
     EMPTY,
     ERROR,
     ROWS,
     Attempt,
+    Candidate,
     PeekedStream,
     RepairCandidate,
     RepairOutcome,
     RepairRequest,
     RepairSettings,
+    Words,
     await_me_maybe,
+    is_blank,
+    is_empty,
 )
 
 log = logging.getLogger("query_guard.repair")
@@ -53,14 +60,33 @@ log = logging.getLogger("query_guard.repair")
 PEEK = 2  # records read to decide "empty" (a second row rules out the one-aggregate-row case)
 SUGGEST_COUNT = 1000  # rows a suggested candidate is counted up to
 
-Execute = Callable[[str, dict[str, Any]], Awaitable[ResultStream]]
-Check = Callable[[str], Verdict | Awaitable[Verdict]]  # frontends judge off the event loop
-Candidate = tuple[str, str, str, bool]  # text, source, code, safe
+Check = Callable[[str], Verdict | Awaitable[Verdict]]  # fronts judge off the event loop
+Propose = Callable[[RepairRequest], Awaitable[RepairCandidate | None]]
 
-OPT_IN = (
-    'to have such repairs applied, send the question as transaction metadata ("question") '
-    'or set [repair] speculative = "apply"'
-)
+
+class Strategy(Protocol):
+    """What the loop asks of one language (`query_guard.repair.cypher`, `.gremlin`, `.sql`)."""
+
+    language: str
+    words: Words
+    retry_errors: bool  # does a failed query get repaired (or only an empty one)?
+    execute: Callable[[str], Awaitable[ResultStream]]  # runs a judged query
+
+    def parse(self, text: str) -> Any | None: ...
+
+    def never_repaired(self, parsed: Any | None) -> str | None: ...
+
+    def runnable(self, verdict: Verdict) -> bool: ...  # a plain read a repair may run
+
+    def aggregates(self, parsed: Any) -> frozenset[int]: ...  # columns "empty" when blank
+
+    def candidates(
+        self, parsed: Any, settings: RepairSettings, fixes: Sequence[LiteralFix] | None
+    ) -> list[Candidate]: ...  # fixes None: before grounding (tier 1, relaxation)
+
+    def bindings(self, parsed: Any) -> Sequence[Any]: ...
+
+    async def stored(self, binding: Any, token: str) -> list[tuple[str, Any]] | None: ...
 
 
 @dataclass
@@ -93,63 +119,45 @@ def stop_reason(candidate: RepairCandidate | None, current: str, seen: set[str])
     return None
 
 
-def parse(text: str) -> CypherQuery | None:
-    try:
-        return CypherQuery.parse(text)
-    except CypherSyntaxError:
-        return None
-
-
-def is_read_query(text: str, parser: Callable[[str], CypherQuery | None] | None = None) -> bool:
-    """Only reads are retried: no write clause, no procedure call, anywhere."""
-    query = (parser or parse)(text)
-    if query is None:
-        return False
-    writes = (
-        ast.Create, ast.Merge, ast.SetClause, ast.Remove, ast.Delete, ast.Foreach, ast.LoadCsv,
-        ast.SchemaCommand, ast.CallProcedure,
-    )  # fmt: skip
-    if any(True for _ in query.find(*writes)):
-        return False
-    return not any(c.in_transactions for c in query.find(ast.CallSubquery))
-
-
-class LoopOwner(Protocol):
-    """What one repair run asks of its `query_guard.repair.repairer.Repairer`."""
-
-    settings: RepairSettings
-
-    @property
-    def ctx(self) -> GuardContext: ...
-
-    def parse(self, text: str) -> CypherQuery | None: ...
-
-    async def propose(self, request: RepairRequest) -> RepairCandidate | None: ...
-
-
 class RepairLoop:
     """The state of one repair: attempts so far, texts already run, the suggestion."""
 
     def __init__(
         self,
-        owner: LoopOwner,
-        execute: Execute,
+        strategy: Strategy,
+        settings: RepairSettings,
         check: Check,
+        propose: Propose,
         params: dict[str, Any],
         question: str | None,
     ) -> None:
-        self.owner = owner
-        self.settings = owner.settings
-        self.execute = execute
-        self.check = check
+        self.strategy, self.settings, self.words = strategy, settings, strategy.words
+        self.check, self.propose = check, propose
         self.params = params
         self.question = question
-        self.opted_in = question is not None or self.settings.speculative == "apply"
+        self.opted_in = question is not None or settings.speculative == "apply"
         self.attempts: list[Attempt] = []
         self.findings: list[Finding] = []
         self.ran: set[str] = set()
         self.suggested = False
-        self.safe_flips: list[Flip] = []  # tier 1's safe flips, combined with literal fixes
+        self.notes: dict[int, tuple[int, Grounded]] = {}  # id(binding) -> (index, note)
+
+    async def run(
+        self, query: str, to_run: str, first: ResultStream | BackendError | None, retry: bool
+    ) -> RepairOutcome:
+        """Run `to_run` (the judged `query`), or judge `first`, its started result; repair it
+        when it fails or comes back empty."""
+        current = await self.judge(to_run, "client", None, first)
+        if current.rows or not self.settings.enabled:
+            return self.outcome(current, "rows" if current.rows else "disabled")
+        reason = self.strategy.never_repaired(self.strategy.parse(query))
+        if reason is not None:
+            return self.outcome(current, reason)
+        if current.error is not None and not (retry and self.strategy.retry_errors):
+            return self.outcome(current, "errors are not retried here")
+        if isinstance(current.error, BackendUnavailable):
+            return self.outcome(current, "the database is unavailable")
+        return await self.iterate(current)
 
     async def iterate(self, current: Run) -> RepairOutcome:
         seen = {current.attempt.query.strip()}
@@ -157,12 +165,12 @@ class RepairLoop:
         error = current.attempt.error
         for _ in range(self.settings.budget):
             notes: list[Finding] = []
-            parsed = self.owner.parse(current.attempt.query)
+            parsed = self.strategy.parse(current.attempt.query)
             if current.attempt.outcome == EMPTY and parsed is not None:
-                found = await self.deterministic(parsed)
+                found = await self.deterministic(parsed, None)
                 if found is None:
                     notes, fixes = await self.ground(parsed)
-                    found = await self.literal_fixes(parsed, fixes)
+                    found = await self.deterministic(parsed, fixes)
                 if found is not None:
                     await close(current)
                     return self.outcome(found, found.attempt.source)
@@ -171,8 +179,9 @@ class RepairLoop:
             request = RepairRequest(
                 current.attempt.query, error, self.question,
                 tuple(f.message for f in notes), tuple(self.attempts), self.params,
+                self.strategy.language,
             )  # fmt: skip
-            candidate = await self.owner.propose(request)
+            candidate = await self.propose(request)
             reason = stop_reason(candidate, current.attempt.query, seen)
             if reason is not None or candidate is None:
                 return self.outcome(current, reason or "no candidate")
@@ -203,85 +212,48 @@ class RepairLoop:
             current, error = run, run.attempt.error
         return self.outcome(current, "budget exhausted")
 
-    async def deterministic(self, parsed: CypherQuery) -> Run | None:
-        """Tier 1, relaxation, then both at once: the first candidate that answers and may be
-        applied; the first speculative one that answers is suggested instead."""
-        for text, source, code, safe in self.candidates(parsed):
-            if not (safe or self.opted_in) and self.suggested:
+    async def deterministic(self, parsed: Any, fixes: Sequence[LiteralFix] | None) -> Run | None:
+        """The language's candidates in its order: the first that answers and may be applied;
+        the first speculative one that answers is suggested instead."""
+        for c in self.strategy.candidates(parsed, self.settings, fixes):
+            if not (c.safe or self.opted_in) and self.suggested:
                 continue  # one suggestion is enough; a safe candidate may still follow
-            run = await self.attempt(text, source, code)
-            if run is None:
+            run = await self.attempt(c.text, c.source, c.code)
+            if run is None or run.attempt.outcome == BLOCKED:
                 continue
-            if run.answers and (safe or self.opted_in):
-                why = "" if safe else " (a speculative repair: the client opted in)"
-                self.findings.append(Finding(
-                    code, Severity.WARNING,
-                    f"the query returned nothing; {_EXPLAIN[source]} and rows appeared{why}",
-                    (0, 0), rule=f"repair.{source}",
-                ))  # fmt: skip
+            if run.answers and (c.safe or self.opted_in):
+                self.applied(run, c)
                 return run
             if run.answers:
-                await self.suggest(run, code, _SUGGEST[source])
+                await self.suggest(run, c.code, c.offer)
             else:
                 await close(run)
         return None
 
-    def candidates(self, parsed: CypherQuery) -> list[Candidate]:
-        out: list[Candidate] = []
-        flips: list[str] = []
-        if self.settings.tier1:
-            found = flip_candidates(parsed, self.owner.ctx.schema, self.settings.budget)
-            flips = [f.text for f in found]
-            self.safe_flips = [f for f in found if f.safe]
-            out += [(f.text, "tier1", "DIR.FLIPPED_ON_EMPTY", f.safe) for f in found]
-        if self.settings.relaxation:
-            relaxed = relax_case(parsed, self.params)
-            if relaxed is not None:
-                out.append((relaxed, "relaxation", "FIL.CASE_INSENSITIVE", False))
-                flipped = self.owner.parse(flips[0]) if flips else None
-                both = relax_case(flipped, self.params) if flipped is not None else None
-                if both is not None:
-                    out.append((both, "tier1+relaxation", "DIR.FLIPPED_ON_EMPTY", False))
-        return out
-
-    async def ground(self, parsed: CypherQuery) -> tuple[list[Finding], list[LiteralFix]]:
+    async def ground(self, parsed: Any) -> tuple[list[Finding], list[LiteralFix]]:
+        """The notes on the query's literals (kept as findings) and the fixes they offer."""
         if not self.settings.grounding:
             return [], []
-        bindings = extract_bindings(parsed, self.params)
-        if not bindings:
-            return [], []
-        notes, fixes = await ground_literals(bindings, self.execute)
-        self.findings += notes
-        return notes, fixes
+        bindings = self.strategy.bindings(parsed)
+        found = await ground(bindings, self.strategy.stored, self.words) if bindings else []
+        for g in found:
+            self.notes[id(g.binding)] = (len(self.findings), g)
+            self.findings.append(g.note)
+        return [g.note for g in found], [g.fix for g in found if g.fix is not None]
 
-    async def literal_fixes(self, parsed: CypherQuery, fixes: list[LiteralFix]) -> Run | None:
-        """The query with its literals replaced by the stored values they stand for: the safe
-        fixes (and, on opt-in, the speculative ones) applied; the rest suggested. Each is also
-        tried with tier 1's first safe flip (a reversed arrow and a wrong case at once)."""
-        safe = [f for f in fixes if f.safe]
-        groups = [(fixes, all(f.safe for f in fixes))] if self.opted_in else [(safe, True)]
-        if not self.opted_in and len(safe) < len(fixes) and not self.suggested:
-            groups.append((fixes, False))
-        arrows: list[tuple[Edit, ...]] = [(), *(f.edits for f in self.safe_flips[:1])]
-        for group, is_safe, flip in [(g, s, a) for g, s in groups for a in arrows]:
-            if not group or (self.suggested and not (is_safe or self.opted_in)):
-                continue
-            text = apply_edits(parsed.text, [*flip, *(f.edit for f in group)])
-            run = await self.attempt(text, "grounding", "ENT.LITERAL")
-            if run is None:
-                continue
-            if run.answers and (is_safe or self.opted_in):
-                self.findings += [
-                    Finding("ENT.LITERAL", Severity.WARNING, f.describe(), f.binding.span,
-                            hint=f.edit.replacement, rule="repair.grounding")
-                    for f in group
-                ]  # fmt: skip
-                return run
-            if run.answers:
-                await self.suggest(run, "ENT.LITERAL", "the stored values containing the literals")
-            else:
-                await close(run)
-        return None
+    def applied(self, run: Run, c: Candidate) -> None:
+        why = "" if c.safe else " (a speculative repair: the client opted in)"
+        for fix in c.fixes:  # the binding's note becomes the fix's finding
+            index, g = self.notes[id(fix.binding)]
+            self.findings[index] = fixed(g, self.words, why)
+        if c.fixes:
+            return
+        w = self.words
+        self.findings.append(Finding(
+            c.code, Severity.WARNING,
+            f"the {w.noun} returned nothing; {c.done} and {w.rows} appeared{why}",
+            (0, 0), hint=run.attempt.query, rule=f"repair.{c.source}",
+        ))  # fmt: skip
 
     async def suggest(self, run: Run, code: str, why: str) -> None:
         """Offer a speculative candidate that answered: count its rows, then let it go."""
@@ -294,12 +266,13 @@ class RepairLoop:
         await close(run)
         count = f"at least {rows}" if more else str(rows)
         self.suggested = True
+        w, query = self.words, run.attempt.query
         self.findings.append(Finding(
             "REPAIR.SUGGESTED", Severity.WARNING,
-            f"{code}: the query returned nothing; {why} would return {count} row(s) — not "
-            f"applied, since the empty answer may be right. Alternative query: "
-            f"{run.attempt.query} — {OPT_IN}",
-            (0, 0), hint=run.attempt.query, rule="repair",
+            f"{code}: the {w.noun} returned nothing; {why} would return {count} {w.unit} — "
+            f"not applied, since the empty answer may be right. Alternative {w.noun}: {query} "
+            f"— {w.opt_in}",
+            (0, 0), hint=query, rule="repair",
         ))  # fmt: skip
 
     async def attempt(self, text: str, source: str, code: str | None) -> Run | None:
@@ -308,14 +281,14 @@ class RepairLoop:
         started = time.perf_counter()
         try:
             verdict: Verdict | None = await await_me_maybe(self.check(text))
-        except Exception as exc:  # fail closed, as the frontends do
+        except Exception as exc:  # fail closed, as the fronts do
             verdict = None
             log.warning("guard failed on a repair candidate: %r", exc)
         why = ""
         if verdict is None or verdict.blocked:
             why = "; ".join(f"{f.code}: {f.message}" for f in (verdict.findings if verdict else ()))
             why = why or "the guard failed"
-        elif verdict.explain or not is_read_query(verdict.to_run, self.owner.parse):
+        elif verdict.explain or not self.strategy.runnable(verdict):
             why = "a repair must be a plain read query"
         if why or verdict is None:
             attempt = Attempt(text, source, code, BLOCKED, error=why, ms=elapsed_ms(started))
@@ -340,24 +313,23 @@ class RepairLoop:
         try:
             if isinstance(first, BackendError):
                 raise first
-            stream = first if first is not None else await self.execute(text, self.params)
+            stream = first if first is not None else await self.strategy.execute(text)
             head = await stream.fetch(PEEK)
         except BackendError as exc:
             attempt = Attempt(text, source, code, ERROR, error=exc.message, ms=elapsed_ms(started))
             self.attempts.append(attempt)
             return Run(attempt, error=exc)
-        peeked = PeekedStream(stream, head)
         aggregates: frozenset[int] = frozenset()
-        # only a single row with a 0 / null / empty value needs the AST: a blank aggregate?
-        # (the usual lookup's one row has none: no parse, no walk over the RETURN items)
+        # only a single row with a 0 / null / empty value needs the parse: a blank aggregate?
+        # (the usual lookup's one row has none: no parse, no walk over the returned items)
         if len(head) == 1 and any(is_blank(value) for value in head[0]):
-            parsed = self.owner.parse(text)
-            aggregates = aggregate_columns(parsed) if parsed is not None else frozenset()
+            parsed = self.strategy.parse(text)
+            aggregates = self.strategy.aggregates(parsed) if parsed is not None else aggregates
         empty = is_empty(head, len(head) >= PEEK and stream.has_more(), aggregates)
         outcome = EMPTY if empty else ROWS
         attempt = Attempt(text, source, code, outcome, len(head), ms=elapsed_ms(started))
         self.attempts.append(attempt)
-        return Run(attempt, stream=peeked, head=list(head))
+        return Run(attempt, stream=PeekedStream(stream, head), head=list(head))
 
     def outcome(self, chosen: Run, stop: str) -> RepairOutcome:
         findings = list(self.findings)
@@ -369,21 +341,6 @@ class RepairLoop:
         return RepairOutcome(
             chosen.attempt.query, chosen.stream, chosen.error, list(self.attempts), findings, stop
         )
-
-
-_EXPLAIN = {
-    "tier1": "relationship directions were reversed",
-    "relaxation": "string equality was made case-insensitive",
-    "tier1+relaxation": "relationship directions were reversed, string equality made "
-    "case-insensitive,",
-}
-
-
-_SUGGEST = {
-    "tier1": "reversing relationship directions",
-    "relaxation": "case-insensitive string equality",
-    "tier1+relaxation": "reversed directions with case-insensitive string equality",
-}
 
 
 async def close(run: Run) -> None:

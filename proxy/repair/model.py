@@ -1,19 +1,24 @@
-"""The repair loop's vocabulary (DESIGN §6): settings, attempt records, what a `guard_repair`
-plugin is asked and answers, the loop's outcome, and the peeked result stream."""
+"""The repair loop's vocabulary (DESIGN §6): settings, attempt records, a deterministic
+candidate, what a `guard_repair` plugin is asked and answers, the loop's outcome, and the
+peeked result stream."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from query_guard.backends.base import BackendError, ResultStream, ResultSummary
 from query_guard.errors import ConfigError
-from query_guard.model import Action, Finding, Verdict
+from query_guard.model import Action, Edit, Finding, Verdict, apply_edits
 
 ROWS, EMPTY, ERROR, BLOCKED = "rows", "empty", "error", "blocked"
 SPECULATIVE_MODES = ("suggest", "apply")
+OPT_IN = (
+    'to have such repairs applied, send the question as transaction metadata ("question") '
+    'or set [repair] speculative = "apply"'
+)
 
 
 async def await_me_maybe(value: Any) -> Any:
@@ -25,7 +30,40 @@ async def await_me_maybe(value: Any) -> Any:
     return value
 
 
+def is_empty(rows: Sequence[Sequence[Any]], more: bool, aggregates: frozenset[int]) -> bool:
+    """DESIGN §6: no rows, or one row whose aggregates are all 0, null or an empty list
+    (`count(m) = 0` is what an empty answer looks like in a counting query)."""
+    if not rows:
+        return True
+    if len(rows) > 1 or more or not aggregates:
+        return False
+    row = rows[0]
+    return all(is_blank(row[i]) for i in aggregates if i < len(row))
+
+
+def is_blank(value: Any) -> bool:
+    """0, null or an empty list / map: what an aggregate over nothing returns."""
+    if value is None or (isinstance(value, list | tuple | dict) and not value):
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+
+
 # ---------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """How one language's repair findings name things: "the query returned nothing", "rows
+    appeared", "would return 3 row(s)", how a client opts in, and how a literal is written,
+    where it is stored ("'x' is not stored on Movie.title") and what to reconsider."""
+
+    quote: Callable[[Any], str]
+    noun: str = "query"
+    rows: str = "rows"
+    unit: str = "row(s)"
+    opt_in: str = OPT_IN
+    stored: str = "on"
+    reconsider: str = "property or label"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +131,52 @@ class RepairRequest:
     notes: tuple[str, ...] = ()  # literal grounding notes
     attempts: tuple[Attempt, ...] = ()
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    language: str = "cypher"  # "cypher", "gremlin" or "sql": a plugin declines the others
 
     @property
     def failure(self) -> str:
         return f"error: {self.error}" if self.error else "empty result"
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """A tier-1 candidate: the query with some arrows (hops) reversed, whether that is safe."""
+
+    text: str
+    safe: bool
+    edits: tuple[Edit, ...] = ()  # the arrow edits on the query text
+
+
+Hop = tuple[tuple[Edit, ...], bool]  # one arrow's (hop's) reversing edits, is that safe
+
+
+def flips(text: str, groups: list[list[Hop]]) -> list[Flip]:
+    """Tier 1 of a language: `text` with each group of arrows reversed, in order, without
+    duplicates; a group is safe when each of its flips is."""
+    out: list[Flip] = []
+    for group in groups:
+        edits = tuple(e for hop, _ in group for e in hop)
+        flipped = apply_edits(text, list(edits))
+        if group and all(f.text != flipped for f in out):
+            out.append(Flip(flipped, all(safe for _, safe in group), edits))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A deterministic rewrite a language proposes (tier 1, relaxation, grounding): its text,
+    where it came from, its diagnosis, whether the fault is certain (`safe`), the literal fixes
+    it applies (`query_guard.repair.grounding.LiteralFix`), and how findings word it — what
+    was done (`done`: "relationship directions were reversed") and what is offered
+    (`offer`: "reversing relationship directions")."""
+
+    text: str
+    source: str
+    code: str
+    safe: bool
+    done: str = ""
+    offer: str = ""
+    fixes: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,12 @@
-"""The execution-triggered repair loop (DESIGN §6): when a read query fails or returns nothing,
-try deterministic candidates (reversed arrows, case-insensitive equality), ground its literals,
-and ask `guard_repair` plugins (e.g. the LLM plugin) for a rewrite — within a budget, every
-candidate re-guarded before it runs, every attempt recorded.
+"""The execution-triggered repair loop's entry point (DESIGN §6): `Repairer` holds a server's
+`[repair]` settings and the guard's plugin manager (the `guard_repair` hook, e.g. the LLM
+plugin) and runs `query_guard.repair.loop.RepairLoop` with a language's strategy
+(`query_guard.repair.cypher`, `.gremlin`, `.sql`); `build_repairer` wires it from the
+configuration.
 
-The loop is async because it executes on a backend; its decisions (`is_empty`, `stop_reason`,
-the candidates in `query_guard.repair.candidates`) are pure functions. Results are *peeked*: only
-the first records of an attempt are read to decide, and the chosen attempt's stream is handed back
-whole (`PeekedStream`), so a query that returns rows at once streams as before.
+Results are *peeked*: only the first records of an attempt are read to decide, and the chosen
+attempt's stream is handed back whole (`PeekedStream`), so a query that returns rows at once
+streams as before.
 """
 
 from __future__ import annotations
@@ -20,29 +20,14 @@ from typing import Any
 import pluggy
 from cachetools import LRUCache
 
-from query_guard.backends.base import BackendError, BackendUnavailable, ResultStream
+from query_guard.backends.base import BackendError, ResultStream
 from query_guard.caches import parse_cache
 from query_guard.context import GuardContext
-from query_guard.cypher import ast
 from query_guard.cypher.query import CypherQuery
-from query_guard.cypher.statement import is_explain
 from query_guard.hookcalls import PerPluginCalls
-from query_guard.repair.loop import (
-    PEEK,
-    Check,
-    Execute,
-    RepairLoop,
-    is_read_query,
-    parse,
-    stop_reason,
-)
+from query_guard.repair.cypher import CypherStrategy, Execute, parse
+from query_guard.repair.loop import Check, RepairLoop, Strategy
 from query_guard.repair.model import (
-    BLOCKED,
-    EMPTY,
-    ERROR,
-    ROWS,
-    Attempt,
-    PeekedStream,
     RepairCandidate,
     RepairOutcome,
     RepairRequest,
@@ -50,27 +35,9 @@ from query_guard.repair.model import (
     await_me_maybe,
 )
 
-__all__ = [
-    "BLOCKED", "EMPTY", "ERROR", "PEEK", "ROWS", "Attempt", "PeekedStream", "RepairCandidate",
-    "RepairOutcome", "RepairRequest", "RepairSettings", "Repairer", "await_me_maybe",
-    "build_repairer", "is_read_query", "never_repaired", "stop_reason",
-]  # fmt: skip
-
 log = logging.getLogger(__name__)
 
 _MISSING = object()
-
-
-def never_repaired(query: CypherQuery | None) -> str | None:
-    """Why this query is never repaired (DESIGN §6), or None: not a read, an EXPLAIN, or no
-    MATCH pattern to repair."""
-    if query is None or not is_read_query(query.text, lambda _text: query):
-        return "not a read query"
-    if is_explain(query):
-        return "an EXPLAIN is never executed"
-    if not any(True for _ in query.find(ast.Match)):
-        return "no MATCH pattern to repair"
-    return None
 
 
 class Repairer:
@@ -91,9 +58,7 @@ class Repairer:
         self._context: Callable[[], GuardContext] = ctx if callable(ctx) else (lambda: fixed)
         # parses of the texts the loop judges (clients repeat parameterised queries), bounded
         # by approximate bytes: a parse holds ~42x its text (AST, tokens, scopes)
-        self._parses: LRUCache[str, CypherQuery | None] = parse_cache(
-            self.ctx.settings.cache_bytes
-        )
+        self._parses: LRUCache[str, CypherQuery | None] = parse_cache(self.ctx.settings.cache_bytes)
         self._parse_max_query = self.ctx.settings.cache_max_query_bytes
 
     @property
@@ -101,7 +66,7 @@ class Repairer:
         return self._context()
 
     def parse(self, text: str) -> CypherQuery | None:
-        """The parsed query (None when it does not parse), cached per repairer (short ones)."""
+        """The parsed Cypher query (None when it does not parse), cached (short ones)."""
         cached = self._parses.get(text, _MISSING)
         if cached is not _MISSING:
             return cached  # type: ignore[return-value]
@@ -115,8 +80,9 @@ class Repairer:
         self,
         query: str,
         *,
-        execute: Execute,
         check: Check,
+        execute: Execute | None = None,
+        strategy: Strategy | None = None,
         parameters: Mapping[str, Any] | None = None,
         question: str | None = None,
         first: ResultStream | BackendError | None = None,
@@ -124,24 +90,18 @@ class Repairer:
         forward: str | None = None,
     ) -> RepairOutcome:
         """Run `query` (or judge `first`, its already started result) and repair it if it
-        fails or comes back empty. Raises nothing the backend raises: errors are outcomes.
+        fails or comes back empty: Cypher on `execute`, or any language's `strategy` (which
+        executes its queries). Raises nothing the backend raises: errors are outcomes.
 
         `forward` is the text the database executes for `query` (the guard's canonical
         emission, `Verdict.to_run`); the loop runs and repairs that text, and candidates run
         as their own verdict's `to_run`, never as raw candidate text."""
         params = dict(parameters or {})
-        loop = RepairLoop(self, execute, check, params, question)
-        current = await loop.judge(forward or query, "client", None, first)
-        if current.rows or not self.settings.enabled:
-            return loop.outcome(current, "rows" if current.rows else "disabled")
-        reason = never_repaired(self.parse(query))
-        if reason is not None:
-            return loop.outcome(current, reason)
-        if current.error is not None and not retry_errors:
-            return loop.outcome(current, "errors are not retried here")
-        if isinstance(current.error, BackendUnavailable):
-            return loop.outcome(current, "the database is unavailable")
-        return await loop.iterate(current)
+        if strategy is None:
+            assert execute is not None
+            strategy = CypherStrategy(self.parse, lambda: self.ctx.schema, execute, params)
+        loop = RepairLoop(strategy, self.settings, check, self.propose, params, question)
+        return await loop.run(query, forward or query, first, retry_errors)
 
     async def propose(self, request: RepairRequest) -> RepairCandidate | None:
         """Ask each `guard_repair` implementation in hook order; the first candidate wins.

@@ -21,8 +21,9 @@ from typing import Any, Protocol
 from query_guard.backends.base import Backend, BackendError, BackendUnavailable, ResultStream
 from query_guard.explain import answer_explain
 from query_guard.model import Action, Finding, Verdict
-from query_guard.repair.candidates import is_blank
-from query_guard.repair.repairer import PEEK, Repairer
+from query_guard.repair.loop import PEEK
+from query_guard.repair.model import is_blank
+from query_guard.repair.repairer import Repairer
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.runner import WRITES
 

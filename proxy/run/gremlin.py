@@ -1,26 +1,29 @@
 """Gremlin on the Gremlin backend, for the runner: the judged traversal (printed from the
 guard's AST, never the client's script) submitted as a traversal, an empty result repaired
-(`query_guard.repair.gremlin`). Results come back as one-column rows (`result`) of gremlinpython
-values; the Gremlin front sends them as they are, the MCP tool as JSON."""
+(the repair loop with `query_guard.repair.gremlin.GremlinStrategy`). Results come back as
+one-column rows (`result`) of gremlinpython values; the Gremlin front sends them as they are,
+the MCP tool as JSON."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
+import pluggy
 from cachetools import LRUCache
 from gremlin_python.structure.graph import Edge, Vertex
 from gremlin_python.structure.graph import Path as GremlinPath
 
 from query_guard.backends.base import BackendError
 from query_guard.caches import parse_cache
+from query_guard.context import GuardContext
 from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.language import GremlinQuery
 from query_guard.model import Verdict
-from query_guard.repair.gremlin import repair_gremlin
+from query_guard.repair.gremlin import GremlinStrategy
 from query_guard.repair.model import RepairSettings
+from query_guard.repair.repairer import Repairer
 from query_guard.run.cuts import ListStream
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.schema import SchemaCatalog
@@ -34,54 +37,63 @@ class GremlinExecution:
         backend: Any,
         repair: RepairSettings,
         catalog: Callable[[], SchemaCatalog | None] = lambda: None,
+        pm: pluggy.PluginManager | None = None,
+        ctx: Callable[[], GuardContext] | None = None,
     ) -> None:
         self.backend = backend
-        self.repair = repair
+        self.repairer = Repairer(repair, pm, ctx)  # `pm`: the graph's guard_repair hook
         self.catalog = catalog  # the Gremlin graph's own (the repair's flips read it)
         self._parses: LRUCache[str, GremlinQuery] = parse_cache(0)
 
-    def traversal(self, final: str) -> Any:
+    def query(self, final: str) -> GremlinQuery:
         """`final` (a verdict's `to_run`) parsed, kept for a repeated traversal."""
         parsed = self._parses.get(final)
         if parsed is None:
             parsed = GremlinQuery.parse(final)
             with contextlib.suppress(ValueError):  # larger than the whole cache
                 self._parses[final] = parsed
-        return parsed.traversal
+        return parsed
 
-    async def submit(self, text: str, bindings: Mapping[str, Any]) -> list[Any]:
+    def parse(self, text: str) -> GremlinQuery | None:
         try:
-            traversal = self.traversal(text)
+            return self.query(text)
+        except (GremlinSyntaxError, GremlinScriptError):
+            return None
+
+    async def submit(self, text: str, bindings: Mapping[str, Any]) -> ListStream:
+        try:
+            traversal = self.query(text).traversal
         except (GremlinSyntaxError, GremlinScriptError) as exc:  # the guard's own output
             raise BackendError(f"internal: the judged traversal does not parse: {exc}") from exc
-        return list(await self.backend.submit(traversal, bindings))
+        return ListStream(RESULT, [[r] for r in await self.backend.submit(traversal, bindings)])
 
     async def execute(
         self, req: QueryRequest, verdict: Verdict, judge: Any, record: dict[str, Any]
     ) -> Outcome:
         final = verdict.to_run
         try:
-            results = await self.submit(final, req.parameters)
+            first = await self.submit(final, req.parameters)
         except BackendError as exc:
             return Outcome(verdict, error=exc, ran=final)
         catalog = self.catalog()
-        if not self.repair.enabled or catalog is None:
-            return Outcome(verdict, ListStream(RESULT, [[r] for r in results]), ran=final)
+        if not self.repairer.settings.enabled or catalog is None:
+            return Outcome(verdict, first, ran=final)
+
+        async def run(text: str) -> ListStream:
+            return await self.submit(text, req.parameters)
 
         async def check(text: str) -> Verdict:
             return await judge(text, req.parameters)  # type: ignore[no-any-return]
 
-        repaired = await repair_gremlin(
-            final, results, settings=self.repair, catalog=catalog, check=check,
-            run=self.submit, bindings=req.parameters, question=req.question,
+        outcome = await self.repairer.run(
+            final, strategy=GremlinStrategy(catalog, run, self.parse), check=check,
+            parameters=req.parameters, question=req.question, first=first, retry_errors=False,
         )  # fmt: skip
-        attempts = [a.to_dict() for a in repaired.attempts] if len(repaired.attempts) > 1 else []
+        attempts = [a.to_dict() for a in outcome.attempts] if len(outcome.attempts) > 1 else []
         if attempts:
-            record.update(repair=attempts, repaired=repaired.repaired)
-        if repaired.findings:
-            verdict = replace(verdict, findings=(*verdict.findings, *repaired.findings))
-        stream = ListStream(RESULT, [[r] for r in repaired.results])
-        return Outcome(verdict, stream, ran=repaired.query, attempts=attempts)
+            record.update(repair=attempts, repaired=outcome.repaired)
+        return Outcome(outcome.verdict(verdict), outcome.stream, ran=outcome.query,
+                       attempts=attempts)  # fmt: skip
 
 
 def plain(value: Any) -> Any:

@@ -10,14 +10,8 @@ import pytest
 
 from query_guard.backends.falkordb import FalkorDBBackend
 from query_guard.cypher.query import CypherQuery
-from query_guard.repair.grounding import (
-    Binding,
-    extract_bindings,
-    ground_literals,
-    literal_note,
-    longest_token,
-    rank_stored,
-)
+from query_guard.repair.cypher_literals import WORDS, Binding, extract_bindings, prober
+from query_guard.repair.grounding import describe, ground, longest_token, rank_stored
 
 
 def bindings(text: str, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
@@ -61,6 +55,10 @@ def test_written_patterns_are_not_bindings() -> None:
     assert bindings("MERGE (p:Person {name: 'x'}) RETURN p") == []
 
 
+def literal_note(b: Binding, stored: list[tuple[str, Any]]) -> str:
+    return describe(b, stored, WORDS)
+
+
 def test_note_wording_and_ranking() -> None:
     b = Binding("m", ("Movie",), "title", "the matrix", (0, 0))
     stored = rank_stored(
@@ -89,8 +87,8 @@ def probe(backend: FalkorDBBackend, text: str) -> list[Any]:
     async def go() -> list[Any]:
         try:
             query = CypherQuery.parse(text)
-            notes, _fixes = await ground_literals(extract_bindings(query), backend.run)
-            return notes
+            found = await ground(extract_bindings(query), prober(backend.run), WORDS)
+            return [g.note for g in found]
         finally:
             await backend.close()
 

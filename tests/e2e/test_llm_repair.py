@@ -16,7 +16,8 @@ from query_guard.backends.base import collect
 from query_guard.backends.falkordb import FalkorDBBackend
 from query_guard.config import parse_config
 from query_guard.pipeline import build_guard
-from query_guard.repair.repairer import BLOCKED, EMPTY, ROWS, RepairOutcome, build_repairer
+from query_guard.repair.model import BLOCKED, EMPTY, ROWS, RepairOutcome
+from query_guard.repair.repairer import build_repairer
 from query_guard.rules.llm_repair import from_config, parse_reply
 from tests.e2e.test_repair_falkordb import MOVIES
 

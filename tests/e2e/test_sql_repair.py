@@ -16,8 +16,8 @@ from query_guard.backends.sql_sqlite import SqliteBackend
 from query_guard.config import parse_config
 from query_guard.pipeline import build_guard
 from query_guard.repair.model import RepairSettings
+from query_guard.repair.sql import blank_aggregates
 from query_guard.service import QueryResult, QueryService
-from query_guard.sql.repair import blank_aggregates
 from query_guard.sql.service import SqlService
 from tests.e2e.test_sql_backends import Database, _run, database, northwind, postgres
 
@@ -236,8 +236,8 @@ def test_http_query_repairs_sql_and_reads_the_repair_settings(tmp_path: Path) ->
 def test_bindings(text: str, bound: list[str]) -> None:
     import sqlglot
 
+    from query_guard.repair.sql_literals import extract_bindings
     from query_guard.sql.catalog import SqlCatalog
-    from query_guard.sql.grounding import extract_bindings
 
     catalog = SqlCatalog.from_text(
         "customers(id integer, a text, city text, country text); orders(id integer, city text, "

@@ -16,25 +16,21 @@ from query_guard.cypher.query import CypherQuery
 from query_guard.hookspecs import hookimpl
 from query_guard.model import Action, Finding, Severity, Verdict
 from query_guard.plugins import build_plugin_manager
-from query_guard.repair.candidates import (
-    aggregate_columns,
-    flip_candidates,
-    is_empty,
-    relax_case,
-)
-from query_guard.repair.repairer import (
+from query_guard.repair.candidates import aggregate_columns, flip_candidates, relax_case
+from query_guard.repair.cypher import is_read_query
+from query_guard.repair.loop import stop_reason
+from query_guard.repair.model import (
     BLOCKED,
     EMPTY,
     ERROR,
     ROWS,
     PeekedStream,
     RepairCandidate,
-    Repairer,
     RepairRequest,
     RepairSettings,
-    is_read_query,
-    stop_reason,
+    is_empty,
 )
+from query_guard.repair.repairer import Repairer
 from query_guard.schema import SchemaCatalog
 
 SCHEMA = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie), (Person, DIRECTED, Movie)")

@@ -14,6 +14,7 @@ from query_guard.backends.base import BackendError
 from query_guard.config import parse_config
 from query_guard.model import Verdict
 from query_guard.pipeline import Guard, build_guard
+from query_guard.service import QueryService
 from query_guard.sql.catalog import SqlCatalog
 from query_guard.sql.service import SqlService
 from tests.e2e.test_sql_backends import Database, _run, northwind, postgres
@@ -111,8 +112,12 @@ def test_on_postgres_the_fix_returns_the_rows_of_the_correct_query(postgres: Dat
                 raw_error = exc.message
             fixed = service.guard.check(wrong, "sql")
             correct = service.guard.check(right, "sql")
-            got = await service.run(fixed, None, 100)
-            expected = await service.run(correct, None, 100)
+            whole = QueryService(service.guard, None, sql=service)  # the runner's SQL path
+            try:
+                got = await whole.run(wrong, front="test", language="sql")
+                expected = await whole.run(right, front="test", language="sql")
+            finally:
+                whole.close()
             return raw_error, fixed, got, correct, expected
         finally:
             await service.close()
@@ -121,8 +126,8 @@ def test_on_postgres_the_fix_returns_the_rows_of_the_correct_query(postgres: Dat
     assert raw_error is not None and "orderlines" in raw_error
     assert set(name_codes(fixed)) == {"SCH.UNKNOWN_TABLE", "SCH.UNKNOWN_COLUMN"}
     assert name_codes(correct) == []
-    assert got.chosen.error is None and got.chosen.rows == expected.chosen.rows
-    assert got.chosen.rows == [[1, 5], [2, 7]]
+    assert got.error is None and got.rows == expected.rows
+    assert got.rows == [[1, 5], [2, 7]]
 
 
 async def _create_mixed_case(db: Database) -> None:

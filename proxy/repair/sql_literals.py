@@ -1,24 +1,17 @@
-"""Literal grounding and case relaxation for SQL (DESIGN §6, the Cypher rules carried over):
-when a SQL read returns nothing, the string literals it compares columns with are checked
-against what the table stores.
+"""SQL's side of literal grounding (`query_guard.repair.grounding`) and its rewrites.
 
 A *binding* is `column = 'literal'` (either side; a named parameter `:name` whose value is a
 string counts, and a fix writes the stored value in its place) on a column of a real table of
-the query (qualified, or unqualified with exactly one table of its SELECT having it). Two probes per
-binding, built as sqlglot trees and written in the backend's dialect: does the exact value
+the query (qualified, or unqualified with exactly one table of its SELECT having it). Its two
+probes are built as sqlglot trees and written in the backend's dialect: does the exact value
 exist (`SELECT 1 … WHERE col = 'v' LIMIT 1`)? if not, which distinct stored values contain the
 literal's longest word, case-insensitively (`lower(CAST(col AS TEXT)) LIKE '%word%'`)?
-
-Exactly one stored value equal to the literal but for case is a **safe** fix ('germany' ->
-'Germany'); otherwise exactly one stored value containing the literal is a **speculative** one
-('Anders' -> 'Maria Anders'). *Relaxation* rewrites every such `col = 'x'` to
-`lower(col) = lower('x')` (speculative: several case variants may be stored).
+*Relaxation* rewrites every such `col = 'x'` to `lower(col) = lower('x')`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,17 +19,8 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
-from query_guard.backends.base import BackendError
-from query_guard.model import Finding, Severity
-from query_guard.repair.grounding import rank_stored
+from query_guard.repair.grounding import MAX_BINDINGS, SIMILAR_SAMPLE, LiteralFix
 from query_guard.sql.catalog import SqlCatalog
-
-MAX_BINDINGS = 3
-SIMILAR_SAMPLE = 50  # distinct stored values read per probe; more: no fix, only the note
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-# runs a probe (backend dialect) and returns its rows
-Probe = Callable[[str], Awaitable[list[list[Any]]]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,23 +37,14 @@ class SqlBinding:
     value: str
     span: tuple[int, int]  # the literal in the parsed text
 
+    case_insensitive = False
+
     @property
     def where(self) -> str:
         return f"{self.table.name}.{self.column.name}"
 
-
-@dataclass(frozen=True, eq=False)
-class SqlLiteralFix:
-    binding: SqlBinding
-    value: str
-    safe: bool  # equal but for case (safe) or the only stored value containing it
-
-    def describe(self, dialect: str) -> str:
-        how = "equal but for case" if self.safe else "the only stored value containing it"
-        return (
-            f"{sql_literal(self.binding.value, dialect)} is not stored in {self.binding.where}; "
-            f"used {sql_literal(self.value, dialect)} ({how})"
-        )
+    def show(self, label: str, quoted: str) -> str:
+        return quoted
 
 
 def sql_literal(value: Any, dialect: str) -> str:
@@ -193,7 +168,7 @@ def _span(node: exp.Expression) -> tuple[int, int]:
 # ---------------------------------------------------------------- rewrites (pure)
 
 
-def with_fixes(tree: exp.Expression, fixes: Sequence[SqlLiteralFix], dialect: str) -> str:
+def with_fixes(tree: exp.Expression, fixes: Sequence[LiteralFix], dialect: str) -> str:
     """The query with each fix's literal replaced by the stored value."""
     out = tree.copy()
     nodes = list(out.find_all(exp.EQ, exp.In))
@@ -241,52 +216,3 @@ def probe_queries(b: SqlBinding, token: str, dialect: str) -> tuple[str, str]:
         .limit(SIMILAR_SAMPLE)
     )  # fmt: skip
     return exact.sql(dialect=dialect), similar.sql(dialect=dialect)
-
-
-# ---------------------------------------------------------------- probes
-
-
-async def ground(
-    bindings: Sequence[SqlBinding], probe: Probe, dialect: str, backend_dialect: str
-) -> tuple[list[tuple[SqlBinding, Finding]], list[SqlLiteralFix]]:
-    """One `ENT.LITERAL` note per binding whose value is not stored, and the fixes found."""
-    notes: list[tuple[SqlBinding, Finding]] = []
-    fixes: list[SqlLiteralFix] = []
-    for b in bindings:
-        tokens = _TOKEN.findall(b.value)
-        token = max(tokens, key=len) if tokens else ""
-        exact, similar = probe_queries(b, token, backend_dialect)
-        try:
-            if await probe(exact):
-                continue
-            rows = await probe(similar) if token else []
-        except BackendError:  # a probe the database refuses says nothing
-            continue
-        stored = [r[0] for r in rows if r and isinstance(r[0], str)]
-        fix = literal_fix(b, stored) if len(rows) < SIMILAR_SAMPLE else None
-        if fix is not None:
-            fixes.append(fix)
-        best = [v for _, v in rank_stored(b.value, [("", v) for v in stored])]
-        head = f"{sql_literal(b.value, dialect)} is not stored in {b.where}"
-        if best:
-            shown = ", ".join(sql_literal(v, dialect) for v in best)
-            hint: str | None = sql_literal(best[0], dialect)
-            message = f"{head}; stored: {shown} — copy it exactly"
-        else:
-            message, hint = f"{head}; no similar value — reconsider the column or table", None
-        notes.append((b, Finding("ENT.LITERAL", Severity.WARNING, message, b.span, hint=hint,
-                                 rule="repair.grounding")))  # fmt: skip
-    return notes, fixes
-
-
-def literal_fix(b: SqlBinding, stored: Sequence[str]) -> SqlLiteralFix | None:
-    """The fix for a binding, given every stored value holding its longest word."""
-    target = b.value.lower()
-    values = set(stored)
-    equal = [v for v in values if v.lower() == target]
-    if len(equal) == 1:
-        return SqlLiteralFix(b, equal[0], safe=True)
-    containing = [v for v in values if target in v.lower()]
-    if not equal and len(containing) == 1:
-        return SqlLiteralFix(b, containing[0], safe=False)
-    return None
