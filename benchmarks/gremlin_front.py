@@ -38,11 +38,15 @@ from gremlin_python.driver.client import Client  # noqa: E402
 from gremlin_python.driver.protocol import GremlinServerError  # noqa: E402
 
 from query_guard.config import parse_config  # noqa: E402
-from query_guard.frontends.gremlin_requests import TextGuard  # noqa: E402
 from query_guard.gremlin.graphersal_dialect import render  # noqa: E402
 from query_guard.gremlin.language import GremlinQuery  # noqa: E402
 from query_guard.gremlin_service import GremlinService  # noqa: E402
 from query_guard.model import Severity, Verdict  # noqa: E402
+from query_guard.run.cuts import collect  # noqa: E402
+from query_guard.run.guards import LanguageGuard  # noqa: E402
+from query_guard.run.limits import Limits  # noqa: E402
+from query_guard.run.request import QueryRequest  # noqa: E402
+from query_guard.run.runner import Runner  # noqa: E402
 
 SECTION = "## Gremlin front: SEGRA demo queries and front overhead (graphersal)"
 SEGRA_TOML = ROOT / "conf" / "segra-similarity.toml"
@@ -94,7 +98,8 @@ class InProcess:
     policy: Any = field(default_factory=gs.AccessPolicy.read_only)
 
     def verdict(self, text: str) -> Verdict:
-        return self.service.check(text)
+        """The Gremlin front's guard call (its cache first), as the runner makes it."""
+        return LanguageGuard(self.service.guard, "gremlin")(text, {"anchor": self.anchor})
 
     def runner(self, text: str) -> Callable[[], list[Any]] | None:
         """graphersal executing the judged traversal (None: the guard refuses it)."""
@@ -106,20 +111,20 @@ class InProcess:
         return lambda: list(graph.execute(script, params, policy=policy) or ())
 
     def request_path(self, text: str) -> Callable[[], Any] | None:
-        """What `serve` does for a request past its cached guard, without the network: look
-        the verdict and the judged text's parse up, graphersal through the backend (render,
-        execute, convert to gremlinpython's types), the repair loop's look at the result."""
-        verdict = self.verdict(text)
-        if verdict.blocked:
+        """What `serve` does for a request past its cached guard, without the network: the
+        one request path (`query_guard.run.Runner`, the route the Gremlin front uses: verdict,
+        graphersal through the backend, the repair loop's look at the result) and the front's
+        collection of the stream with the result cuts."""
+        if self.verdict(text).blocked:
             return None
-        service, bindings, final = self.service, {"anchor": self.anchor}, verdict.to_run
-        front = TextGuard(service.check, service.cached)  # as the Gremlin front holds it
+        runner = Runner({"gremlin": self.service.route()}, limits=Limits())
 
         async def once() -> None:
-            front.cached(text, bindings)
-            results = await service.backend.submit(front.traversal(final), bindings)
-            if service.repair_settings.enabled:
-                await service.repair(final, results, bindings, None)
+            query = QueryRequest(text, "gremlin", "gremlin", parameters={"anchor": self.anchor})
+            outcome = await runner.run(query)
+            assert outcome.stream is not None, outcome
+            limits = runner.limits
+            await collect(outcome.stream, limits.max_result_rows, limits.max_result_bytes)
 
         return lambda: self.loop.run_until_complete(once())
 
@@ -162,7 +167,7 @@ def segra(local: InProcess, front: Client, n: int) -> list[dict[str, Any]]:
         verdict = local.verdict(text)
         run, path = local.runner(text), local.request_path(text)
         through = lambda t=text: front.submit(t, bindings).all().result()  # noqa: E731
-        cached = lambda t=text: local.service.check(t)  # noqa: E731
+        cached = lambda t=text: local.verdict(t)  # noqa: E731
         row = {
             "name": name, "outcome": outcome(verdict), "blocked": verdict.blocked,
             "results": None if run is None else len(run()),
