@@ -1,9 +1,9 @@
-// query-guard console: poll /ui/state.json each second; when a query arrived (or a minute
+// query-guard console: poll /ui/state.json twice a second; when a query arrived (or a minute
 // passed), fetch the re-rendered panels (/ui/panels, escaped by the server's templates) and
 // swap them in. No inline script, no other origin (the page's Content-Security-Policy).
 "use strict";
 (function () {
-  const PERIOD_MS = 1000;
+  const PERIOD_MS = 500;
   const panels = document.getElementById("panels");
   const live = document.getElementById("live");
   let seq = panels.dataset.seq;
