@@ -8,7 +8,9 @@ It starts `query-guard serve` on the embedded defaults (FalkorDB, graphersal, SQ
 Bolt, HTTP and Gremlin listeners on free ports, and `query-guard mcp` over stdio, and drives
 every front with the clients the distribution installs (the neo4j driver, aiohttp,
 gremlinpython) and raw JSON-RPC for MCP (so the check does not depend on the SDK's client API,
-which changed between its majors). Each front must answer a guarded read and refuse a write.
+which changed between its majors). Each front must answer a guarded read and refuse a write;
+MCP results must follow their tools' output schemas, and the operator console (`/ui`, whose
+templates are package data) must show the refused write.
 Exits 0 when all hold; prints what failed otherwise.
 """
 
@@ -121,6 +123,7 @@ def mcp_calls() -> list[dict[str, Any]]:
          "params": {"name": "read_cypher", "arguments": {"query": REVERSED}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": "read_cypher", "arguments": {"query": WRITE}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
     ]  # fmt: skip
 
 
@@ -130,6 +133,25 @@ def check_mcp_answers(answers: dict[Any, Any], where: str) -> None:
     assert not read.get("isError") and "Keanu Reeves" in read["content"][0]["text"], (where, read)
     write = answers[3]["result"]
     assert write["isError"] and "SEC.WRITE" in write["content"][0]["text"], (where, write)
+    import jsonschema  # the mcp SDK's own dependency
+
+    tools = {t["name"]: t for t in answers[4]["result"]["tools"]}
+    schema = tools["read_cypher"].get("outputSchema")
+    assert schema is not None, (where, tools["read_cypher"])
+    for result in (read, write):  # typed results, the refusal too
+        jsonschema.validate(result["structuredContent"], schema)
+
+
+def check_console(address: str) -> None:
+    """`/ui` renders (its templates were installed) with its policy, and lists the write the
+    HTTP check sent as refused."""
+    base = f"http://{address}"
+    with urllib.request.urlopen(f"{base}/ui", timeout=60) as response:
+        page = response.read().decode()
+        assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+    assert "/ui/static/console.js" in page and "DETACH DELETE" in page, page[:500]
+    with urllib.request.urlopen(f"{base}/ui/static/console.js", timeout=60) as response:
+        assert b"/ui/state.json" in response.read()
 
 
 def check_mcp_http(address: str) -> None:
@@ -200,6 +222,7 @@ def main() -> int:
     failed: list[str] = []
     checks = [("bolt", lambda: check_bolt(urls["bolt"])),
               ("http", lambda: check_http(urls["http"])),
+              ("console", lambda: check_console(urls["http"])),
               ("mcp over http", lambda: check_mcp_http(urls["http"])),
               ("mcp over stdio", lambda: check_mcp_stdio(data)),
               ("gremlin", lambda: check_gremlin(urls["ws"]))]  # fmt: skip

@@ -63,6 +63,9 @@ class ServerTable(Table):
     http_max_body_bytes: Off = 1024 * 1024
     http_cors_origins: list[str] = []
     http_allowed_hosts: list[Name] = []
+    console: bool = True  # GET /ui on the HTTP listener (proxy/console/)
+    console_queries: Positive = 200
+    console_minutes: Positive = 60
     gremlin: str = ""
     advertised_address: str | list[str] = ""
     workers: Positive | Literal["auto"] = 1

@@ -16,6 +16,7 @@ from query_guard.auth import is_loopback, logon_check
 from query_guard.backend_factory import make_backend, make_sql_backend
 from query_guard.backends.base import BackendError
 from query_guard.config import Config
+from query_guard.console.feed import QueryFeed, console_feed
 from query_guard.errors import ConfigError
 from query_guard.experience.library import open_experience
 from query_guard.metrics import Metrics, fan_out
@@ -77,6 +78,7 @@ class ProxyServer:
         self.metrics = Metrics()
         self.runner: Runner = None  # type: ignore[assignment]  # the request path, at start
         self.experience: Any = None  # the experience library (`[experience] enabled`)
+        self.feed: QueryFeed | None = None  # recent queries for the console (`/ui`)
         self.on_query: Callable[..., None] = self.metrics
 
     @property
@@ -107,7 +109,8 @@ class ProxyServer:
                 str(self.config.audit["path"]),
                 include_parameters=bool(self.config.audit["include_parameters"]),
             )
-            self.on_query = fan_out(self.audit, self.metrics)
+            self.feed = console_feed(self.config.server)
+            self.on_query = fan_out(self.audit, self.metrics, self.feed)
             self.backend = await self._start_backend()
             self.source = SchemaSource(self.config, self.backend, self._backend_auth_hook())
             self.schema = await self.source.load()
@@ -290,6 +293,7 @@ class ProxyServer:
         host, port = split_address(address, "server.http")
         service = self.query_service()
         database = str(self.config.backend["database"]) or "neo4j"
+        from query_guard.console.page import Console
         from query_guard.frontends.mcp import build_mcp
 
         passthrough = bool(getattr(self.backend, "passthrough", False))
@@ -304,6 +308,7 @@ class ProxyServer:
             # clients without credentials: the pass-through backend's own account, as on Bolt
             anonymous=passthrough and not self.config.server["users"]
             and getattr(self.backend, "auth", None) is not None,
+            console=Console(self.feed, self.experience) if self.feed is not None else None,
         )  # fmt: skip
         await self.http.start(reuse_port=self.config.server["workers"] != 1)
         http_front = self.http

@@ -56,4 +56,5 @@ ALLOWED: dict[str, str] = {
     "declared_keys": "config keys the schema declares (tests/unit/test_config.py, architecture)",
     "from_text": "SqlCatalog from the fixtures' `-- sql-schema:` header",
     "unpackb": "PackStream decoder of one value (tests/protocol/test_packstream.py round trips)",
+    "valid": "a field of an MCP tool's output schema (mcp_results.PlanResult), read by clients",
 }

@@ -146,6 +146,10 @@ class Experience:
             self.metrics.experience_hits.inc(len(found))
         return found
 
+    async def listing(self, limit: int) -> list[dict[str, Any]]:
+        """The `limit` examples served or learnt last (the operator console)."""
+        return await self._call(self.store.recent, limit, self.clock())
+
     async def feedback(self, run_id: str, outcome: str) -> dict[str, Any]:
         """Apply a "correct" or "wrong" report on a query id; `UnknownQueryId` when this
         proxy does not know the id."""

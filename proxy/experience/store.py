@@ -104,6 +104,8 @@ class ExperienceStore(Protocol):
 
     def count(self) -> int: ...
 
+    def recent(self, limit: int, now: float) -> list[dict[str, Any]]: ...
+
     def close(self) -> None: ...
 
 
@@ -255,6 +257,13 @@ class SqliteStore:
 
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM examples").fetchone()[0])
+
+    def recent(self, limit: int, now: float) -> list[dict[str, Any]]:
+        """The `limit` examples served or learnt last, with their weight now (the console)."""
+        rows = self.db.execute(
+            "SELECT * FROM examples ORDER BY last_used DESC, id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [{**_full(r), "weight": self.decay.now(r["weight"], r["stamp"], now)} for r in rows]
 
     def examples(self, database: str | None = None) -> Iterator[dict[str, Any]]:
         where, args = ("WHERE database=?", (database,)) if database is not None else ("", ())

@@ -1,6 +1,6 @@
 """The HTTP front (aiohttp): Neo4j's Query API v2 and legacy transactional endpoint, the guard
-API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready`, `/metrics` (Prometheus) and
-the MCP server at `/mcp` (streamable HTTP).
+API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready`, `/metrics` (Prometheus), the
+MCP server at `/mcp` (streamable HTTP) and the operator console at `/ui` (`query_guard.console`).
 
 Every query goes through `query_guard.service.QueryService` — the same guard, limits, repair loop
 and audit as the Bolt front — and every response carries the guard's findings in a
@@ -82,6 +82,7 @@ class HttpFrontend:
         authenticate: AuthHook | None = None,
         bearer: bool = False,
         anonymous: bool = False,
+        console: Any = None,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: https:// only
@@ -119,6 +120,8 @@ class HttpFrontend:
             limits=service.limits,
         )  # fmt: skip
         self.transactions.routes(r)
+        if console is not None:  # the operator console at /ui (`query_guard.console.page`)
+            console.add_routes(r)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
             from query_guard.frontends.mcp_sdk import http_app  # the SDK loads only with MCP

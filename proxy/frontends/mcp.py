@@ -6,19 +6,27 @@ tool argument (it is the operator's `[guard] read_only`). Results are cut to `[m
 rows and `max_chars` characters of JSON, with a note saying so, and the guard's findings come
 back beside the rows so the agent can fix its own query. A refused or failed query is an error
 result (`isError: true`, as the MCP specification reports tool execution failures) whose
-content still carries the findings and the fix. The SDK is reached through `mcp_sdk`, which
-speaks both of its majors.
+content still carries the findings and the fix. Every tool declares an output schema
+(`query_guard.frontends.mcp_results`) that its `structuredContent` follows, error results
+included. The SDK is reached through `mcp_sdk`, which speaks both of its majors.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult
 
-from query_guard.experience.library import OUTCOMES, UnknownQueryId
+from query_guard.experience.library import UnknownQueryId
 from query_guard.frontends.json_values import to_json
+from query_guard.frontends.mcp_results import (
+    CheckResult,
+    ContextResult,
+    FeedbackResult,
+    PlanResult,
+    ReadResult,
+)
 from query_guard.frontends.mcp_sdk import annotations, new_server, tool_result
 from query_guard.grounding_context import context_text, schema_text
 from query_guard.model import Severity, Verdict
@@ -27,6 +35,9 @@ from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
 from query_guard.service import QueryService
 
 MAX_EXAMPLES = 20  # examples one get_context call may ask for
+Language = Literal["cypher", "gremlin", "sql"]
+# A tool's result: `structuredContent` checked against (and declared as) the model's schema
+Read = Annotated[CallToolResult, ReadResult]
 
 INSTRUCTIONS = (
     "Read a graph database through query-guard. Call get_context first: it lists the schema, "
@@ -71,12 +82,14 @@ def build_mcp(
                           "question; the answer then also lists up to `examples` verified "
                           "queries that answered similar questions here, best first.",
               annotations=annotations(title="Context", read_only=True))  # fmt: skip
-    async def get_context(samples: int = 0, question: str | None = None, examples: int = 3) -> Any:
+    async def get_context(
+        samples: int = 0, question: str | None = None, examples: int = 3
+    ) -> Annotated[CallToolResult, ContextResult]:
         schema = service.guard.ctx.schema
         n = max(0, min(int(samples), MAX_SAMPLES))
         text = context_text(schema, samples_text(await sample_values(service.backend, schema, n)))
         if not question:
-            return text
+            return tool_result({"context": text}, text=text)
         k = max(0, min(int(examples), MAX_EXAMPLES))
         found = await service.experience.examples(question, k) if service.experience else []
         return tool_result({"context": text, "examples": found})
@@ -85,24 +98,26 @@ def build_mcp(
                           "a read_* result, outcome 'correct' or 'wrong'. Verified queries "
                           "reported correct are offered to later questions; wrong ones less.",
               annotations=annotations(title="Feedback", read_only=False))  # fmt: skip
-    async def report_outcome(id: str, outcome: str) -> CallToolResult:
-        if outcome not in OUTCOMES:
-            return tool_result({"error": f"outcome must be one of {list(OUTCOMES)}"}, error=True)
+    async def report_outcome(
+        id: str, outcome: Literal["correct", "wrong"]
+    ) -> Annotated[CallToolResult, FeedbackResult]:
         if service.experience is None:
-            return tool_result({"error": "the experience library is off"}, error=True)
+            return tool_result({"id": id, "outcome": outcome,
+                                "error": "the experience library is off"}, error=True)  # fmt: skip
         try:
             return tool_result(await service.experience.feedback(id, outcome))
         except UnknownQueryId:
-            return tool_result({"error": f"no query with id {id!r} is known here"}, error=True)
+            return tool_result({"id": id, "outcome": outcome,
+                                "error": f"no query with id {id!r} is known here"},
+                               error=True)  # fmt: skip
 
     @app.tool(description="Check a query without running it: the verdict (allow, rewrite, "
                           "block), the query that would run, and the findings. "
                           "language: cypher, gremlin or sql.",
               annotations=annotations(title="Check", read_only=True))  # fmt: skip
-    async def check_query(query: str, language: str = "cypher") -> CallToolResult:
-        if language not in ("cypher", "gremlin", "sql"):
-            return tool_result({"error": "language must be 'cypher', 'gremlin' or 'sql'"},
-                               error=True)  # fmt: skip
+    async def check_query(
+        query: str, language: Language = "cypher"
+    ) -> Annotated[CallToolResult, CheckResult]:
         return tool_result(_verdict(await service.check(query, language)))
 
     @app.tool(description="Check a multi-step plan before running any of it: plan = "
@@ -112,11 +127,12 @@ def build_mcp(
                           "path), chains too deep, empty queries, and each branch's guard "
                           "verdict; valid is true when nothing needs fixing.",
               annotations=annotations(title="Validate plan", read_only=True))  # fmt: skip
-    async def validate_plan(plan: dict[str, Any]) -> CallToolResult:
+    async def validate_plan(plan: dict[str, Any]) -> Annotated[CallToolResult, PlanResult]:
         try:
             answer = await service.validate_plan(plan)
         except PlanShapeError as exc:
-            return tool_result({"error": str(exc)}, error=True)
+            unread = {"valid": False, "errors": [], "branches": [], "error": str(exc)}
+            return tool_result(unread, error=True)
         return tool_result(answer)  # an invalid plan is an answer, not a failed call
 
     @app.tool(description=f"Run a Cypher read query with optional parameters ({mode}; a LIMIT "
@@ -124,7 +140,7 @@ def build_mcp(
                           f"the guard's findings. {QUESTION}", annotations=reads)  # fmt: skip
     async def read_cypher(
         query: str, params: dict[str, Any] | None = None, question: str | None = None
-    ) -> CallToolResult:
+    ) -> Read:
         return await _read(query, params, "cypher", question)
 
     async def _read(
@@ -160,7 +176,7 @@ def build_mcp(
                               f"findings. {QUESTION}", annotations=reads)  # fmt: skip
         async def read_sql(
             query: str, params: dict[str, Any] | None = None, question: str | None = None
-        ) -> CallToolResult:
+        ) -> Read:
             return await _read(query, params, "sql", question)
 
     if gremlin:
@@ -171,7 +187,7 @@ def build_mcp(
                   annotations=reads)  # fmt: skip
         async def read_gremlin(
             query: str, bindings: dict[str, Any] | None = None, question: str | None = None
-        ) -> CallToolResult:
+        ) -> Read:
             return await _read(query, bindings, "gremlin", question)
 
     return app

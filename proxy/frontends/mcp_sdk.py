@@ -85,11 +85,13 @@ def annotations(*, title: str, read_only: bool) -> Any:
     )
 
 
-def tool_result(payload: dict[str, Any], *, error: bool = False) -> Any:
-    """A tool result carrying `payload` as JSON text and as `structuredContent`; `error` marks
-    a refused or failed call (`isError: true`, which agents read as a failed tool call) — the
-    payload still says why and what to fix."""
-    text = json.dumps(payload, default=str, ensure_ascii=False)
+def tool_result(payload: dict[str, Any], *, error: bool = False, text: str | None = None) -> Any:
+    """A tool result carrying `payload` as `structuredContent` and as JSON text (or `text`,
+    where a plain text says the same); `error` marks a refused or failed call (`isError:
+    true`, which agents read as a failed tool call) — the payload still says why and what to
+    fix."""
+    if text is None:
+        text = json.dumps(payload, default=str, ensure_ascii=False)
     return mcp_types.CallToolResult.model_validate(
         {
             "content": [{"type": "text", "text": text}],

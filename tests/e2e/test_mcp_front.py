@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -99,9 +100,11 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "sql_near_asked": ("read_sql", {"query": NEAR_LITERAL,
                                             "question": "Who is the contact Anders?"}),
         }  # fmt: skip
-        out: dict[str, Any] = {"tools": {t.name: t for t in tools.tools}}
+        out: dict[str, Any] = {"tools": {t.name: t for t in tools.tools}, "structured": {}}
         for key, (name, args) in calls.items():
-            out[key] = _json(await session.call_tool(name, args))
+            result = await session.call_tool(name, args)  # the SDK checks it against its schema
+            out["structured"][key] = (name, result.structuredContent, result.isError)
+            out[key] = _json(result)
         return out
 
     return run(tmp_path_factory.mktemp("mcp"), body)  # type: ignore[no-any-return]
@@ -118,6 +121,25 @@ def test_tools_say_what_is_enforced(session_results: dict[str, Any]) -> None:
     assert not feedback.annotations.readOnlyHint and feedback.annotations.openWorldHint is False
     for tool in tools.values():  # reads of a closed world: hints an agent host can act on
         assert tool.annotations.readOnlyHint and tool.annotations.openWorldHint is False
+
+
+def test_every_result_follows_its_tools_output_schema(session_results: dict[str, Any]) -> None:
+    """Typed results: every tool declares an output schema (an object), and every result's
+    `structuredContent` is valid against it — refused and failed calls too, which the SDK's
+    client does not check itself."""
+    tools = session_results["tools"]
+    for tool in tools.values():
+        assert tool.outputSchema is not None and tool.outputSchema["type"] == "object", tool.name
+    errors = 0
+    for key, (name, structured, is_error) in session_results["structured"].items():
+        assert structured is not None, key
+        jsonschema.validate(structured, tools[name].outputSchema)
+        errors += bool(is_error)
+    assert errors >= 5  # the refusals and failures above were checked too
+    read = tools["read_cypher"].outputSchema
+    assert {"id", "query", "findings", "codes"} <= set(read["required"])
+    assert tools["check_query"].inputSchema["properties"]["language"]["enum"] == [
+        "cypher", "gremlin", "sql"]
 
 
 def test_validate_plan_reports_each_error_for_the_agent(session_results: dict[str, Any]) -> None:

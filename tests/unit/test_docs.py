@@ -1,9 +1,11 @@
 """The documentation site's generated pages equal what their generators print, and the example
-configuration for a real Bolt backend is one the proxy accepts."""
+configurations for real backends are ones the proxy accepts."""
 
 from __future__ import annotations
 
 import tomllib
+
+import pytest
 
 from query_guard.config import load_config
 from query_guard.config_reference import render as configuration_page
@@ -44,3 +46,23 @@ def test_bolt_backend_example_is_a_valid_configuration() -> None:
     build_guard(cfg)  # its rule tables and disable list are valid too
     assert "NEO4J_PASSWORD" in path.read_text(encoding="utf-8")
     assert tomllib.loads(path.read_text(encoding="utf-8"))["backend"]["database"]
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "key", "scheme"),
+    [("falkordb", "backend", "cypher", "falkordb://"), ("gremlin", "backend", "gremlin", "ws://"),
+     ("postgres", "backend", "sql", "postgresql://")],
+)  # fmt: skip
+def test_backend_examples_are_valid_configurations(
+    name: str, table: str, key: str, scheme: str
+) -> None:
+    """The full examples docs/backends.md includes: valid, read-only, and each names its
+    database the way the configuration reference says."""
+    path = ROOT / "conf" / f"{name}-backend.toml"
+    cfg = load_config(path)
+    assert str(getattr(cfg, table)[key]).startswith(scheme)
+    assert cfg.guard.read_only and cfg.audit["path"]
+    build_guard(cfg)
+    assert f'--8<-- "conf/{name}-backend.toml"' in (ROOT / "docs" / "backends.md").read_text(
+        encoding="utf-8"
+    )

@@ -146,6 +146,17 @@ def test_weights_decay_with_the_half_life_on_read(tmp_path: Path) -> None:
     assert s.search("", QUESTION, 1, 20 * HOUR)[0]["weight"] == 1.25
 
 
+def test_recent_lists_the_examples_used_last_with_their_weight_now(tmp_path: Path) -> None:
+    """What the operator console lists: the examples served or learnt last, decayed."""
+    s = store(tmp_path, half_life=10 * HOUR)
+    s.deposit(example(QUESTION, QUERY), "a", 0, 0)
+    s.deposit(example("How old is Keanu?", "MATCH (p:Person) RETURN p.born"), "b", HOUR, 0)
+    recent = s.recent(5, 10 * HOUR)
+    assert [e["question"] for e in recent] == ["How old is Keanu?", QUESTION]
+    assert recent[1]["weight"] == 0.5 and recent[1]["language"] == "cypher"
+    assert len(s.recent(1, 10 * HOUR)) == 1
+
+
 def test_eviction_keeps_the_heaviest_per_database(tmp_path: Path) -> None:
     s = store(tmp_path)
     s.deposit(example("movies of Tom", QUERY), "a", 0, 2)
