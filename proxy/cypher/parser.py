@@ -17,6 +17,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, Un
 from query_guard.cypher.ast import Script
 from query_guard.cypher.build_parts import BuildError
 from query_guard.cypher.builders import check_grammar, transformer
+from query_guard.cypher.lalr_driver import Fallback, LalrDriver
 
 __all__ = ["CypherSyntaxError", "parse", "parse_tokens"]
 
@@ -185,6 +186,12 @@ def _parser() -> Lark:
     return parser
 
 
+@functools.lru_cache(maxsize=1)
+def _driver() -> LalrDriver:
+    """The lean loop over `_parser()`'s tables: the parse of every query that parses."""
+    return LalrDriver(_parser())
+
+
 def parse(text: str) -> Script:
     """Parse `text` (one or more `;`-separated statements) into a Script."""
     return parse_tokens(text)[0]
@@ -194,8 +201,14 @@ def parse_tokens(text: str) -> tuple[Script, list[Token]]:
     """Parse `text` into a Script, with the tokens the parser consumed (comments and
     whitespace are not tokens). The tokens come from the same contextual lexer run the parse
     used, so they are exactly what the guard judged (the canonical emitter re-prints them)."""
+    tokens: list[Token] = []
     try:
-        tokens: list[Token] = []
+        script = _driver().parse(text, tokens)
+        return Script((0, len(text)), script.statements), tokens
+    except Fallback:
+        pass  # lark's own parser says what is wrong (or, if nothing is, parses it)
+    try:
+        tokens = []
         cursor = _parser().parse_interactive(text)
         for token in cursor.iter_parse():
             tokens.append(token)

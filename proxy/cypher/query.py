@@ -25,6 +25,7 @@ class CypherQuery:
     _scopes: Scopes | None = field(default=None, repr=False)
     _nodes: list[ast.Node] | None = field(default=None, repr=False)
     _by_type: dict[type, list[ast.Node]] = field(default_factory=dict, repr=False)
+    _found: dict[tuple[type, ...], list[ast.Node]] = field(default_factory=dict, repr=False)
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -50,10 +51,12 @@ class CypherQuery:
 
     def find(self, *types: type[N]) -> Iterator[N]:
         """Nodes of the given types (subclasses included) anywhere in the query."""
-        self.nodes  # noqa: B018 - builds the index on first use
-        for cls, members in self._by_type.items():
-            if issubclass(cls, types):
-                yield from members  # type: ignore[misc]
+        found = self._found.get(types)
+        if found is None:  # the same lookup for every rule that asks: computed once
+            self.nodes  # noqa: B018 - builds the index on first use
+            found = [n for cls, ns in self._by_type.items() if issubclass(cls, types) for n in ns]
+            self._found[types] = found
+        return iter(found)  # type: ignore[arg-type]
 
     def memo(self, key: str, compute: object) -> object:
         """A per-query cache for facts several rules derive (e.g. the hops to check)."""
