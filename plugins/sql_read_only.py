@@ -59,12 +59,14 @@ from sqlglot import exp
 
 from query_guard.api import Finding, GuardContext, Severity, hookimpl
 from query_guard.api.sql import (
+    MAX_FORMAT_WIDTH,
     SqlQuery,
     SqlStatement,
     age_calls,
     call_name,
     is_allowed_call,
     is_secret_catalog,
+    unbounded_format,
 )
 
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
@@ -132,6 +134,12 @@ def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> l
                                        f"the SQL allow-list ({dialect}): only pure "
                                        "built-ins run here (docs/functions.md; an operator may "
                                        "add it to guard.sql_allowed_functions)", span))  # fmt: skip
+            elif unbounded_format(node):
+                name = _written(node, query.text[span[0] : span[1]])
+                findings.append(_error("SEC.FUNCTION", f"{name}() with a width or precision "
+                                       f"from an argument (*) or above {MAX_FORMAT_WIDTH:,}, or "
+                                       "a format that is not a literal, pads inside one call, "
+                                       "past the query timeout", span))  # fmt: skip
         elif isinstance(node, exp.Operator):
             operator = str(node.args.get("operator") or "")
             if not operator.lower().startswith("pg_catalog."):
