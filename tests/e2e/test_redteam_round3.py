@@ -56,6 +56,7 @@ NO_ANSWER = f"no answer within {DEADLINE:.0f} s"
 CYPHER, GREMLIN = load("round3_cypher"), load("round3_gremlin")
 SQL = {"sqlite": load("round3_sql_sqlite"), "postgres": load("round3_sql_postgres")}
 _CODE = re.compile(r"\b(?:SYN|SEC|LIM|GUARD|SCH)\.[A-Z_]+\b")
+STRIDE = 3
 MAX_ROWS = 10_000  # [guard] max_limit and [limits] max_result_rows by default
 FILES = ("/tmp/qgx", "/tmp/qgx.db", "/tmp/graph.xml")  # files attacks try to write
 CHECK_CYPHER = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.released AS year"
@@ -179,8 +180,11 @@ def _problems(target: Target, cases: list[Case]) -> list[str]:
     problems: list[str] = []
     markers = _markers()
     before = target.state()
-    for front_name, front in target.fronts.items():
-        for case in sorted(cases, key=lambda c: c.cls == "resources"):
+    ordered = sorted(cases, key=lambda c: c.cls == "resources")
+    for number, (front_name, front) in enumerate(target.fronts.items()):
+        # the first front gets every attack; the others (the same runner behind another wire
+        # format) every STRIDE-th, a different share each, which keeps the run short
+        for case in ordered if number == 0 else ordered[number % STRIDE :: STRIDE]:
             answer = front(case.query, case.params)
             where = f"{front_name} {case.id}"
             codes = set(_CODE.findall(answer.text))
