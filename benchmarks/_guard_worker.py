@@ -14,6 +14,7 @@ import csv
 import gc
 import importlib
 import json
+import os
 import sys
 import time
 from dataclasses import replace
@@ -22,11 +23,19 @@ from typing import Any
 
 
 def _package() -> str:
-    try:
-        importlib.import_module("query_guard.pipeline")
-        return "query_guard"
-    except ImportError:
-        return "proxy"
+    root = os.environ.get("QG_BASELINE_ROOT")
+    if root:  # the venv's editable install maps query_guard to THIS build: never use it here
+        sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
+        sys.path.insert(0, root)
+    for name in ("query_guard", "proxy"):
+        try:
+            module = importlib.import_module(f"{name}.pipeline")
+        except ImportError:
+            continue
+        if root and not str(module.__file__).startswith(root):
+            raise SystemExit(f"{name} imported from {module.__file__}, not from {root}")
+        return name
+    raise SystemExit("no query_guard or proxy package to import")
 
 
 PKG = _package()
@@ -110,7 +119,9 @@ def main() -> None:
     for pairs in corpus.values():  # warm parsers and imports
         for text, language, guard in pairs[:200]:
             guard.check(text, language)
-    print(json.dumps({"ready": PKG, "sizes": {k: len(v) for k, v in corpus.items()}}), flush=True)
+    where = sys.modules[f"{PKG}.pipeline"].__file__
+    sizes = {k: len(v) for k, v in corpus.items()}
+    print(json.dumps({"ready": PKG, "file": where, "sizes": sizes}), flush=True)
     for line in sys.stdin:
         name = line.strip()
         if name:

@@ -39,15 +39,18 @@ NAMES = {
 
 
 class Side:
-    def __init__(self, label: str, root: Path) -> None:
+    def __init__(self, label: str, root: Path, baseline: bool) -> None:
         self.label = label
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        if baseline:  # its own code, not the editable install of this build
+            env["QG_BASELINE_ROOT"] = str(root)
         self.proc = subprocess.Popen(
             [sys.executable, str(ROOT / "benchmarks" / "_guard_worker.py"), str(CORPORA),
              str(ROOT / "tests" / "data" / "spider")],
-            cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         self.ready = self._read()
+        print(f"{label}: {self.ready['ready']} from {self.ready['file']}", file=sys.stderr)
 
     def _read(self) -> dict[str, Any]:
         out: IO[str] | None = self.proc.stdout
@@ -67,7 +70,7 @@ class Side:
 
 
 def run(baseline: Baseline, rounds: int) -> tuple[list[list[Any]], list[str]]:
-    sides = [Side(f"baseline {baseline.rev}", baseline.root), Side("this build", ROOT)]
+    sides = [Side(f"baseline {baseline.rev}", baseline.root, True), Side("this build", ROOT, False)]
     rng = random.Random(19)
     best: dict[tuple[str, str, str], list[int]] = {}  # (side, corpus, cpu|wall) -> per query
     per_round: dict[str, list[float]] = {c: [] for c in NAMES}  # CPU mean ratio per round
