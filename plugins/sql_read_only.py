@@ -59,12 +59,14 @@ from sqlglot import exp
 
 from query_guard.api import Finding, GuardContext, Severity, hookimpl
 from query_guard.api.sql import (
+    MAX_FORMAT_WIDTH,
     SqlQuery,
     SqlStatement,
     age_calls,
     call_name,
     is_allowed_call,
     is_secret_catalog,
+    unbounded_format,
 )
 
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
@@ -114,39 +116,49 @@ def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> l
                        statement.span)]  # fmt: skip
     findings = []
     for node in tree.find_all(*_DML, exp.Into, exp.Lock, exp.Func, exp.Operator, exp.Table):
-        span = query.span_of(node, statement)
+        # a node's span is only looked up for a finding (most nodes have none)
         if isinstance(node, _DML):
-            kind = node.key.upper()
+            kind, span = node.key.upper(), query.span_of(node, statement)
             findings.append(_error("SEC.WRITE", f"{kind} inside a query writes to the database",
                                    span))  # fmt: skip
         elif isinstance(node, exp.Into):
             findings.append(_error("SEC.WRITE", "SELECT … INTO creates a table or writes a file",
-                                   span))  # fmt: skip
+                                   query.span_of(node, statement)))  # fmt: skip
         elif isinstance(node, exp.Lock):
             findings.append(_error("SEC.WRITE", "a locking read (FOR UPDATE / FOR SHARE) takes "
                                    "row locks: not allowed here", statement.span))  # fmt: skip
         elif isinstance(node, exp.Func):
             if not is_allowed_call(node, dialect, allowed):
+                span = query.span_of(node, statement)
                 name = _written(node, query.text[span[0] : span[1]])
                 findings.append(_error("SEC.FUNCTION", f"function {name}() is not on "
                                        f"the SQL allow-list ({dialect}): only pure "
                                        "built-ins run here (docs/functions.md; an operator may "
                                        "add it to guard.sql_allowed_functions)", span))  # fmt: skip
+            elif unbounded_format(node):
+                span = query.span_of(node, statement)
+                name = _written(node, query.text[span[0] : span[1]])
+                findings.append(_error("SEC.FUNCTION", f"{name}() with a width or precision "
+                                       f"from an argument (*) or above {MAX_FORMAT_WIDTH:,}, or "
+                                       "a format that is not a literal, pads inside one call, "
+                                       "past the query timeout", span))  # fmt: skip
         elif isinstance(node, exp.Operator):
             operator = str(node.args.get("operator") or "")
             if not operator.lower().startswith("pg_catalog."):
                 findings.append(_error("SEC.FUNCTION", f"OPERATOR({operator}) runs a function "
                                        "of its schema's choosing: only pg_catalog operators run "
-                                       "here", span))  # fmt: skip
+                                       "here", query.span_of(node, statement)))  # fmt: skip
         elif not isinstance(node.this, exp.Identifier):
             continue  # a table function: judged as a function
         elif _FILE_LIKE.search(node.name or ""):
             findings.append(_error("SEC.PROCEDURE", f"table {node.name!r} names a file or URL; "
-                                   "only database tables can be read", span))  # fmt: skip
+                                   "only database tables can be read",
+                                   query.span_of(node, statement)))  # fmt: skip
         elif is_secret_catalog(node):
             findings.append(_error("SEC.CATALOG", f"table {node.sql()} is a system catalog that "
                                    "holds secrets, server settings or other sessions' queries: "
-                                   "not readable here", span))  # fmt: skip
+                                   "not readable here",
+                                   query.span_of(node, statement)))  # fmt: skip
     return findings
 
 

@@ -2,11 +2,17 @@
 the function allow-list per dialect, Apache AGE calls."""
 
 from query_guard.sql.catalog import SqlCatalog
-from query_guard.sql.functions import call_name, is_allowed_call, is_secret_catalog
+from query_guard.sql.functions import (
+    MAX_FORMAT_WIDTH,
+    call_name,
+    is_allowed_call,
+    is_secret_catalog,
+    unbounded_format,
+)
 from query_guard.sql.language import age_calls
 from query_guard.sql.query import SqlQuery, SqlStatement, unsafe_names
 
 __all__ = [
-    "SqlCatalog", "SqlQuery", "SqlStatement", "age_calls", "call_name", "is_allowed_call",
-    "is_secret_catalog", "unsafe_names",
+    "MAX_FORMAT_WIDTH", "SqlCatalog", "SqlQuery", "SqlStatement", "age_calls", "call_name",
+    "is_allowed_call", "is_secret_catalog", "unbounded_format", "unsafe_names",
 ]  # fmt: skip

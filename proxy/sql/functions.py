@@ -23,6 +23,7 @@ docs/functions.md is generated from this module and proxy/cypher/functions.py
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
@@ -320,6 +321,29 @@ def is_allowed_call(node: exp.Func, dialect: str, extra: Iterable[str] = ()) -> 
     if type(node).__name__ in _PURE_CLASSES:
         return True
     return any(n.lower() in allowed for n in node.sql_names())
+
+
+# A printf/format width or precision above this (or read from an argument, `*`) pads inside
+# one call: SQLite's printf('%.*c', 1000000000, 'x') ran 30 s past a 1.5 s timeout (its progress
+# handler is not called within a function) and held a pool thread meanwhile.
+MAX_FORMAT_WIDTH = 10_000
+_FORMAT_NAMES = frozenset({"printf", "format"})
+_WIDTH = re.compile(r"%[-+ #0,!]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def unbounded_format(node: exp.Func) -> bool:
+    """A printf/format call whose format is not a literal, or whose width or precision is
+    `*` or above MAX_FORMAT_WIDTH: its padding is unbounded."""
+    if call_name(node).removeprefix("pg_catalog.") not in _FORMAT_NAMES:
+        return False
+    first = node.this if isinstance(node, exp.Format) else (node.expressions or [None])[0]
+    if not isinstance(first, exp.Literal) or not first.is_string:
+        return True
+    for width, precision in _WIDTH.findall(str(first.this)):
+        for value in (width, precision):
+            if value == "*" or (value and int(value) > MAX_FORMAT_WIDTH):
+                return True
+    return False
 
 
 def is_secret_catalog(table: exp.Table) -> bool:

@@ -32,8 +32,8 @@ ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELEC
 # one 400 MB value from allowed functions (zeroblob is not on the allow-list; printf past
 # SQLite's length limit is null, replace's is an error)
 HUGE_VALUE = (
-    "SELECT replace(replace(printf('%.*c', 1000, 'x'), 'x', printf('%.*c', 1000, 'x')), 'x', "
-    "printf('%.*c', 400, 'y')) AS b"
+    "SELECT replace(replace(printf('%.1000c', 'x'), 'x', printf('%.1000c', 'x')), 'x', "
+    "printf('%.400c', 'y')) AS b"
 )
 
 USERS = {"alice": "wonderland", "bob": "builder", "carol": "christmas"}

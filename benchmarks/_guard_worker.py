@@ -1,0 +1,132 @@
+"""One side of `guard_compare.py`: loads the corpora and builds the guards of ONE checkout (the
+import package is `query_guard`, or `proxy` in revisions before the package rename), then, for
+each corpus name read on stdin, judges every query of that corpus once with the verdict cache
+off and writes one JSON line: per query, thread CPU ns and wall ns, and the number blocked.
+
+Run by guard_compare.py with PYTHONPATH set to the checkout; not meant to be run by hand.
+Usage: python _guard_worker.py CORPORA_DIR SPIDER_DIR
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import gc
+import importlib
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+
+def _package() -> str:
+    root = os.environ.get("QG_BASELINE_ROOT")
+    if root:  # the venv's editable install maps query_guard to THIS build: never use it here
+        sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
+        sys.path.insert(0, root)
+    for name in ("query_guard", "proxy"):
+        try:
+            module = importlib.import_module(f"{name}.pipeline")
+        except ImportError:
+            continue
+        if root and not str(module.__file__).startswith(root):
+            raise SystemExit(f"{name} imported from {module.__file__}, not from {root}")
+        return name
+    raise SystemExit("no query_guard or proxy package to import")
+
+
+PKG = _package()
+parse_config = importlib.import_module(f"{PKG}.config").parse_config
+build_guard = importlib.import_module(f"{PKG}.pipeline").build_guard
+SchemaCatalog = importlib.import_module(f"{PKG}.schema").SchemaCatalog
+SqlCatalog = importlib.import_module(f"{PKG}.sql.catalog").SqlCatalog
+
+# text2cypher has 9,490 rows: every STRIDE-th keeps a round short on a loaded machine
+STRIDE = 4
+
+
+def cypher_pairs(corpora: Path) -> dict[str, list[tuple[str, str, Any]]]:
+    config = parse_config({})
+    base = corpora / "cypher" / "cypherbench"
+    items = [json.loads(x) for x in (base / "test_question_gold.jsonl").open() if x.strip()]
+    guards = {
+        p.name.removesuffix("_schema.json"): build_guard(
+            config, SchemaCatalog.from_cypherbench(json.loads(p.read_text())), entry_points=False
+        )
+        for p in (base / "schemas").glob("*_schema.json")
+    }
+    bench = [(it["gold_cypher"], "cypher", guards[it["graph"]]) for it in items]
+    csv.field_size_limit(1 << 24)
+    t2c = corpora / "cypher" / "text2cypher"
+    with (t2c / "text2cypher_gpt4turbo.csv").open(newline="") as fp:
+        rows = list(csv.DictReader(fp))
+    with (t2c / "text2cypher_schemas.csv").open(newline="") as fp:
+        t2c_guards = {
+            r["database"]: build_guard(
+                config,
+                SchemaCatalog.from_structured_schema(ast.literal_eval(r["structured_schema"])),
+                entry_points=False,
+            )
+            for r in csv.DictReader(fp)
+        }
+    gpt = [(r["cypher"], "cypher", t2c_guards[r["database"]]) for r in rows
+           if r["database"] in t2c_guards][::STRIDE]  # fmt: skip
+    return {"cypherbench": bench, "text2cypher": gpt}
+
+
+def sql_pairs(spider: Path) -> list[tuple[str, str, Any]]:
+    config = parse_config({"guard": {"sql_dialect": "sqlite"}})
+    raw = json.loads((spider / "dev_schemas.json").read_text(encoding="utf-8"))
+    guards = {}
+    for db, tables in raw.items():
+        guard = build_guard(config, entry_points=False)
+        guard.ctx = replace(guard.ctx, sql_schema=SqlCatalog(tables, "sqlite"))
+        guards[db] = guard
+    lines = (spider / "dev_gold.sql.tsv").read_text(encoding="utf-8").splitlines()
+    pairs = (line.split("\t") for line in lines if line.strip())
+    return [(q, "sql", guards[db]) for q, db in pairs]
+
+
+def gremlin_pairs(corpora: Path) -> list[tuple[str, str, Any]]:
+    guard = build_guard(parse_config({}), entry_points=False)
+    path = corpora / "gremlin" / "tinkerpop_traversals.jsonl"
+    texts = [json.loads(line)["text"] for line in path.open(encoding="utf-8") if line.strip()]
+    return [(t, "gremlin", guard) for t in texts]
+
+
+def measure(pairs: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    gc.collect()
+    cpu: list[int] = []
+    wall: list[int] = []
+    blocked = 0
+    for text, language, guard in pairs:
+        guard._cache = None  # the full pipeline every time
+        c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
+        verdict = guard.check(text, language)
+        wall.append(time.perf_counter_ns() - t0)
+        cpu.append(time.thread_time_ns() - c0)
+        blocked += bool(verdict.blocked)
+    return {"cpu": cpu, "wall": wall, "blocked": blocked}
+
+
+def main() -> None:
+    corpora, spider = Path(sys.argv[1]), Path(sys.argv[2])
+    corpus = {**cypher_pairs(corpora), "spider": sql_pairs(spider),
+              "tinkerpop": gremlin_pairs(corpora)}  # fmt: skip
+    for pairs in corpus.values():  # warm parsers and imports
+        for text, language, guard in pairs[:200]:
+            guard.check(text, language)
+    where = sys.modules[f"{PKG}.pipeline"].__file__
+    sizes = {k: len(v) for k, v in corpus.items()}
+    print(json.dumps({"ready": PKG, "file": where, "sizes": sizes}), flush=True)
+    for line in sys.stdin:
+        name = line.strip()
+        if name:
+            print(json.dumps(measure(corpus[name])), flush=True)
+
+
+if __name__ == "__main__":
+    main()
