@@ -71,6 +71,7 @@ from query_guard.api.sql import (
 
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
         exp.TruncateTable, exp.Copy)  # fmt: skip
+_JUDGED = (*_DML, exp.Into, exp.Lock, exp.Func, exp.Operator, exp.Table)
 _FILE_LIKE = re.compile(
     r"[/\\]|://|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|xlsx|db|sqlite|duckdb|gz|zst)$", re.I
 )
@@ -106,8 +107,9 @@ def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> l
     # a call runs on the backend as written: the backend's dialect judges it when known
     dialect = ctx.sql_backend_dialect or query.dialect
     allowed = ctx.settings.sql_allowed_functions
-    for node in tree.walk():
-        if any(str(c).lstrip().startswith(("!", "+")) for c in node.comments or ()):
+    nodes = query.nodes(statement)
+    for node in nodes:
+        if node.comments and any(str(c).lstrip().startswith(("!", "+")) for c in node.comments):
             return [_error("SEC.AMBIGUOUS_TEXT", "a /*! … */ or /*+ … */ comment is code to "
                            "MySQL (or an optimizer hint): remove it", statement.span)]  # fmt: skip
     if not isinstance(tree, exp.Query):
@@ -115,7 +117,9 @@ def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> l
         return [_error("SEC.WRITE", f"{kind} is not a query: this endpoint is read-only",
                        statement.span)]  # fmt: skip
     findings = []
-    for node in tree.find_all(*_DML, exp.Into, exp.Lock, exp.Func, exp.Operator, exp.Table):
+    for node in nodes:
+        if not isinstance(node, _JUDGED):
+            continue
         # a node's span is only looked up for a finding (most nodes have none)
         if isinstance(node, _DML):
             kind, span = node.key.upper(), query.span_of(node, statement)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 
 from sqlglot import exp
 
@@ -288,6 +288,9 @@ _BY_DIALECT = {
     for dialect, groups in DIALECT_FUNCTIONS.items()
 }
 _SECRETS = tuple(p for patterns in SECRET_CATALOGS.values() for p in patterns)
+# the patterns as two regular expressions: `schema.name` ones and bare-name ones
+_SECRET_QUALIFIED = re.compile("|".join(translate(p) for p in _SECRETS if "." in p))
+_SECRET_NAMES = re.compile("|".join(translate(p) for p in _SECRETS if "." not in p))
 
 
 def call_name(node: exp.Func) -> str:
@@ -349,8 +352,7 @@ def unbounded_format(node: exp.Func) -> bool:
 def is_secret_catalog(table: exp.Table) -> bool:
     """Whether a table reference names a catalog that holds secrets (`SECRET_CATALOGS`)."""
     name, schema = table.name.lower(), table.db.lower()
-    qualified = f"{schema}.{name}"
-    return any(fnmatchcase(qualified if "." in p else name, p) for p in _SECRETS)
+    return bool(_SECRET_NAMES.match(name) or _SECRET_QUALIFIED.match(f"{schema}.{name}"))
 
 
 def render_markdown() -> str:

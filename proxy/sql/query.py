@@ -74,6 +74,8 @@ class SqlQuery:
     statements: list[SqlStatement]
     # per statement tree: id(node) -> span of its shallowest positioned descendant (span_of)
     _positions: dict[int, dict[int, tuple[int, int]]] = field(default_factory=dict, repr=False)
+    # per statement tree: its nodes, breadth first (walked once, shared by every rule)
+    _nodes: dict[int, list[exp.Expression]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, text: str, dialect: str = "postgres") -> SqlQuery:
@@ -103,9 +105,20 @@ class SqlQuery:
         pairs = zip(statements, spans, strict=True)
         return cls(text, dialect, [SqlStatement(t, s) for t, s in pairs])
 
+    def nodes(self, statement: SqlStatement) -> list[exp.Expression]:
+        """Every node of the statement's tree, breadth first (`find_all`'s order). Rules read
+        the trees and never change them (a fix is a span edit): one walk serves them all."""
+        key = id(statement.tree)
+        found = self._nodes.get(key)
+        if found is None:
+            found = self._nodes[key] = list(statement.tree.walk())
+        return found
+
     def find(self, *types: type[N]) -> Iterator[N]:
         for statement in self.statements:
-            yield from statement.tree.find_all(*types)
+            for node in self.nodes(statement):
+                if isinstance(node, types):
+                    yield node
 
     def span_of(self, node: exp.Expression, statement: SqlStatement) -> tuple[int, int]:
         """The node's own characters when sqlglot kept its position, else its statement's."""
