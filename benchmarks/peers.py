@@ -39,8 +39,15 @@ from _common import ROOT, write_section
 from _serve import Proxy
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
+from query_guard.config_schema import DEFAULT_ALLOWED_PROCEDURES
 
-HEADING = "## Peer test suites: ArcadeDB directly vs through the proxy"
+HEADING = "## Peer test suites on ArcadeDB, directly vs through the proxy:"
+# the write procedures the suites call, allowed as an operator serving these libraries would
+# (ArcadeDB has none of them: both sides then fail alike, with the database's error)
+WRITE_PROCEDURES = (
+    "db.create.setNodeVectorProperty", "db.create.setRelationshipVectorProperty",
+    "apoc.merge.*", "apoc.create.*", "apoc.schema.assert",
+)  # fmt: skip
 PINS = {"langchain-neo4j": "0.11.0", "neo4j-graphrag": "1.22.0", "neo4j": "6.4.1"}
 PASSWORD = "password"  # what the suites hard-code (and ArcadeDB's minimum length)
 PASSWORD_ENV = "QG_PEERS_ARCADEDB_PASSWORD"
@@ -154,7 +161,9 @@ def side_url(side: str, db: ArcadeDBServer, tmp: Path) -> Iterator[str]:
         "cypher": db.url, "database": db.database, "discovery_user": "root",
         "discovery_password_env": PASSWORD_ENV,
     }  # fmt: skip
-    proxy = Proxy(tmp, backend, {PASSWORD_ENV: PASSWORD}, extra="[guard]\nread_only = false\n")
+    allowed = ", ".join(f'"{p}"' for p in (*DEFAULT_ALLOWED_PROCEDURES, *WRITE_PROCEDURES))
+    guard = f"[guard]\nread_only = false\nallowed_procedures = [{allowed}]\n"
+    proxy = Proxy(tmp, backend, {PASSWORD_ENV: PASSWORD}, extra=guard)
     try:
         yield f"bolt://{proxy.address}"
     finally:
@@ -242,12 +251,15 @@ def compare_suite(suite: Suite, run: int, tmp: Path, driver_repo: Path | None) -
 
 
 def render(comparisons: list[Comparison], notes: list[str]) -> str:
+    """One RESULTS.md section for one suite's paired runs."""
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    out = [HEADING, ""]
+    out = [f"{HEADING} {comparisons[0].suite}", ""]
     out.append(
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
         f"(`benchmarks/.venv-peers/bin/python benchmarks/peers.py`), load average {load} at "
-        f"the end. Pinned: " + ", ".join(f"{d} {v}" for d, v in PINS.items()) + "."
+        f"the end. Pinned: " + ", ".join(f"{d} {v}" for d, v in PINS.items()) + ". Proxy: "
+        "`[guard] read_only = false`, the write procedures the suites call allowed "
+        f"({', '.join(WRITE_PROCEDURES)}), everything else default."
     )
     out += [f"{n}" for n in notes]
     out += ["", "| suite | run | tests | pass direct | pass proxy | fail both | "
@@ -273,7 +285,7 @@ def render(comparisons: list[Comparison], notes: list[str]) -> str:
                 for n in worse]  # fmt: skip
         out += [f"- fails directly, passes through the proxy: `{n}`: {c.direct[n].reason}"
                 for n in better]  # fmt: skip
-    out += ["", "Failing on both sides (first run of each suite), by the direct side's reason:"]
+    out += ["", "Failing on both sides (first run), by the direct side's reason:", ""]
     seen: set[str] = set()
     for c in comparisons:
         if c.suite in seen:
@@ -311,17 +323,18 @@ def main() -> None:
     elif "neo4j" in names:
         _, described = fetch_driver_tests(driver_repo, Path(tempfile.mkdtemp()) / "probe")
         notes.append(f"neo4j driver tests from neo4j-python-driver {described}.")
-    comparisons = []
     with tempfile.TemporaryDirectory(prefix="qg-peers-") as tmp:
         for name in names:
-            for run in range(1, args.runs + 1):
-                comparisons.append(compare_suite(SUITES[name], run, Path(tmp), driver_repo))
-        text = render(comparisons, notes)
-        print(text)
+            runs = [
+                compare_suite(SUITES[name], r, Path(tmp), driver_repo)
+                for r in range(1, args.runs + 1)
+            ]
+            text = render(runs, [n for n in notes if name == "neo4j" or "driver" not in n])
+            print(text, flush=True)
+            if args.write:
+                write_section(f"{HEADING} {name}", text)
         if os.environ.get("QG_PEERS_KEEP"):
             subprocess.run(["cp", "-r", tmp, os.environ["QG_PEERS_KEEP"]], check=False)
-    if args.write:
-        write_section(HEADING, text)
 
 
 if __name__ == "__main__":
