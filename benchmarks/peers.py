@@ -14,8 +14,8 @@ services absent here (Pinecone, Qdrant, Weaviate, downloaded models) fail on bot
 count as "fail both".
 
     python3 -m venv benchmarks/.venv-peers
-    benchmarks/.venv-peers/bin/pip install -e '.[compat]' arcadedb-jvm pytest-asyncio pytest-mock pytest-timeout \\
-        langchain-neo4j==0.11.0 neo4j-graphrag==1.22.0 neo4j==6.4.1
+    benchmarks/.venv-peers/bin/pip install -e '.[compat]' arcadedb-jvm pytest-asyncio \\
+        pytest-mock pytest-timeout langchain-neo4j==0.11.0 neo4j-graphrag==1.22.0 neo4j==6.4.1
     benchmarks/.venv-peers/bin/python benchmarks/peers.py [--suite NAME] [--runs N] [--write]
 """
 
@@ -71,7 +71,9 @@ SUITES = {
         ("tests/e2e",),
         ("-o", "addopts=", "-o", "asyncio_mode=auto", *IGNORED),
     ),
-    "neo4j": Suite("neo4j", ("tests/integration",), ("-o", "mock_use_standalone_module=false", "--timeout=120")),
+    "neo4j": Suite(
+        "neo4j", ("tests/integration",), ("-o", "mock_use_standalone_module=false", "--timeout=120")
+    ),
 }
 
 
