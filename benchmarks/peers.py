@@ -224,6 +224,7 @@ class Comparison:
     run: int
     direct: dict[str, Outcome]
     proxy: dict[str, Outcome]
+    finished: float = 0.0  # when the proxy side's report was written (0: now)
 
     def names(self) -> list[str]:
         return sorted(set(self.direct) | set(self.proxy))
@@ -260,18 +261,50 @@ def compare_suite(suite: Suite, run: int, tmp: Path, driver_repo: Path | None) -
     return Comparison(suite.name, run, results["direct"], results["proxy"])
 
 
+def verdict(comparisons: list[Comparison]) -> str:
+    """What the runs say against issue 21's acceptance (no test passes directly and fails
+    through the proxy; the same pass/fail set on both sides)."""
+    worse = sorted({n for c in comparisons for n in c.only(c.direct, c.proxy)})
+    same = sum(1 for c in comparisons if not c.only(c.direct, c.proxy) + c.only(c.proxy, c.direct))
+    runs = len(comparisons)
+    head = (
+        f"**{len(worse)} tests pass directly and fail through the proxy** (listed below)"
+        if worse
+        else "No test passes directly and fails through the proxy"
+    )
+    return (
+        f"{head} in {runs} paired run{'s' if runs > 1 else ''}; the same pass/fail set on "
+        f"both sides in {same} of {runs}."
+    )
+
+
+def from_kept(kept: Path, name: str) -> list[Comparison]:
+    """The paired runs of suite `name` kept by an earlier run (QG_PEERS_KEEP): re-rendered."""
+    runs = []
+    for run in range(1, 100):
+        direct = kept / f"{name}-{run}-direct" / "junit.xml"
+        if not direct.exists():
+            break
+        proxy = read_junit(kept / f"{name}-{run}-proxy" / "junit.xml")
+        finished = (kept / f"{name}-{run}-proxy" / "junit.xml").stat().st_mtime
+        runs.append(Comparison(name, run, read_junit(direct), proxy, finished))
+    return runs
+
+
 def render(comparisons: list[Comparison], notes: list[str]) -> str:
     """One RESULTS.md section for one suite's paired runs."""
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    finished = max(c.finished for c in comparisons) or time.time()
     out = [f"{HEADING} {comparisons[0].suite}", ""]
     out.append(
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(finished))} "
         f"(`benchmarks/.venv-peers/bin/python benchmarks/peers.py`), load average {load} at "
         f"the end. Pinned: " + ", ".join(f"{d} {v}" for d, v in PINS.items()) + ". Proxy: "
         "`[guard] read_only = false`, the write procedures the suites call allowed "
         f"({', '.join(WRITE_PROCEDURES)}), everything else default."
     )
     out += [f"{n}" for n in notes]
+    out += ["", verdict(comparisons)]
     out += ["", "| suite | run | tests | pass direct | pass proxy | fail both | "
             "pass direct, fail proxy | fail direct, pass proxy | skipped (direct/proxy) |",
             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -319,7 +352,16 @@ def main() -> None:
     parser.add_argument("--driver-repo", type=Path, default=DRIVER_MIRROR,
                         help="a git checkout of neo4j-python-driver (its tests/)")  # fmt: skip
     parser.add_argument("--write", action="store_true", help="replace the RESULTS.md section")
+    parser.add_argument("--render", type=Path, help="re-render the runs kept in this directory")
     args = parser.parse_args()
+    if args.render is not None:
+        for name in args.suite or list(SUITES):
+            kept = from_kept(args.render, name)
+            text = render(kept, [f"Re-rendered from the junit reports of {args.render.name}."])
+            print(text)
+            if kept and args.write:
+                write_section(f"{HEADING} {name}", text)
+        return
     reason = unavailable_reason()
     if reason is not None:
         raise SystemExit(f"ArcadeDB cannot run here: {reason}")
