@@ -283,8 +283,8 @@ def from_kept(kept: Path, name: str) -> list[Comparison]:
     runs = []
     for run in range(1, 100):
         direct = kept / f"{name}-{run}-direct" / "junit.xml"
-        if not direct.exists():
-            break
+        if not (direct.exists() and (kept / f"{name}-{run}-proxy" / "junit.xml").exists()):
+            break  # the runs that finished both sides
         proxy = read_junit(kept / f"{name}-{run}-proxy" / "junit.xml")
         finished = (kept / f"{name}-{run}-proxy" / "junit.xml").stat().st_mtime
         runs.append(Comparison(name, run, read_junit(direct), proxy, finished))
