@@ -6,7 +6,9 @@ If the schema declares exactly one type between those labels (either direction) 
 replaced; if several, the most similar name wins; if none, the finding has no fix. With both
 endpoints unlabelled every declared type is a candidate, so a replacement then needs a
 similar name (similarity ≥ `min_similarity`, default 0.6, `[rules.fix_rel_types]`).
-Negated types (`[:!X]`) and patterns of CREATE / MERGE are left alone.
+Negated types (`[:!X]`) and patterns of CREATE / MERGE are left alone, and so is a type the
+same query creates (`… WHERE NOT (t)-[:HAS_BRANCH]->() CREATE (t)-[:HAS_BRANCH]->(b)`: the
+schema cannot know it before the first such write, and it is not a misspelling).
 
 Example (schema `(Person, ACTED_IN, Movie)`)::
 
@@ -41,13 +43,14 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     min_similarity = float(ctx.option("fix_rel_types", "min_similarity", default))
     findings: list[Finding] = []
     seen: set[int] = set()
+    created = _created_types(query)
     for hop in read_hops(query):
         if hop.rel.types is None or id(hop.rel) in seen:
             continue
         seen.add(id(hop.rel))
         negated = _negated(hop.rel.types)
         for name in hop.rel.types.find_all(ast.LabelName):
-            if schema.has_type(name.name):
+            if schema.has_type(name.name) or name.name in created:
                 continue
             left, right = endpoint_labels(query, hop.left), endpoint_labels(query, hop.right)
             candidates = schema.types_between(left or None, right or None)
@@ -88,6 +91,17 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
                     )
                 )
     return findings
+
+
+def _created_types(query: CypherQuery) -> frozenset[str]:
+    """The relationship types the query's CREATE / MERGE patterns write."""
+    return frozenset(
+        name.name
+        for clause in query.find(ast.Create, ast.Merge)
+        for rel in clause.find_all(ast.RelPattern)
+        if rel.types is not None
+        for name in rel.types.find_all(ast.LabelName)
+    )
 
 
 def _negated(types: ast.LabelExpr) -> set[int]:

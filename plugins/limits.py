@@ -18,8 +18,10 @@ Example (default_limit 1000)::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
-from query_guard.api.cypher import CypherQuery, ast, contains_aggregate, is_explain
+from query_guard.api.cypher import Conditional, CypherQuery, ast, contains_aggregate, is_explain
 
 
 @hookimpl
@@ -29,8 +31,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     if is_explain(query):
         return findings
     for statement in query.script.statements:
-        branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
-        for branch in branches:
+        for branch in _final_branches(statement):
             ret = branch.clauses[-1] if branch.clauses else None
             if not isinstance(ret, ast.Return) or _single_row_source(branch.clauses[:-1]):
                 continue
@@ -38,6 +39,19 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
             if finding is not None:
                 findings.append(finding)
     return findings
+
+
+def _final_branches(statement: ast.Query) -> Iterator[ast.SingleQuery]:
+    """The queries whose RETURN hands rows to the client: UNION branches, and the branches of
+    a Cypher 25 conditional query (`WHEN … THEN RETURN …`)."""
+    branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
+    for branch in branches:
+        last = branch.clauses[-1] if branch.clauses else None
+        if isinstance(last, Conditional):
+            for inner in last.branches:
+                yield from _final_branches(inner)
+        else:
+            yield branch
 
 
 def _single_row_source(clauses: list[ast.Clause]) -> bool:

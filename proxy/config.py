@@ -64,6 +64,7 @@ class GuardSettings:
     # closed: serve does not start / the query is blocked)
     on_rule_error: str = "warn"
     sql_dialect: str = "postgres"  # any sqlglot dialect: how SQL queries are read
+    cypher_version: str = "5"  # "25": the database speaks Cypher 25 (plugins/cypher_version.py)
     # resource limits the pure pipeline needs ([limits]; 0 = off)
     max_query_bytes: int = 64 * 1024
     max_nesting: int = 12

@@ -130,6 +130,7 @@ class GuardTable(Table):
     cache_size: Off = 4096
     on_rule_error: Literal["warn", "block"] = "warn"
     sql_dialect: str = "postgres"
+    cypher_version: Literal["5", "25"] = "5"
 
     @field_validator("default_limit")
     @classmethod
@@ -138,6 +139,11 @@ class GuardTable(Table):
         if value and cap and value > cap:
             raise ValueError(f"must not exceed guard.max_limit ({cap}), got {value}")
         return value
+
+    @field_validator("cypher_version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) else value  # `cypher_version = 25` too
 
     @field_validator("sql_dialect")
     @classmethod

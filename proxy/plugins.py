@@ -33,6 +33,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     "query_guard.rules.redirect_self_loops",
     "query_guard.rules.read_only",
     "query_guard.rules.admin_commands",
+    "query_guard.rules.cypher_version",
     "query_guard.rules.databases",
     "query_guard.rules.limits",
     "query_guard.rules.unknown_names",

@@ -48,6 +48,7 @@ from query_guard.cypher.ast import (
     Variable,
     With,
 )
+from query_guard.cypher.ast_conditional import Conditional
 from query_guard.cypher.scope_table import Scope, Scopes, certain_labels
 
 __all__ = ["Scopes", "resolve"]
@@ -108,9 +109,22 @@ class _Resolver:
                 scope = self.projection(clause, scope, outer if sees_outer else None)
             elif isinstance(clause, Return):
                 returned = self.returned(clause, scope)
+            elif isinstance(clause, Conditional):
+                returned = self.conditional(clause, scope)
             else:
                 self.clause(clause, scope)
         return returned
+
+    def conditional(self, clause: Conditional, scope: Scope) -> dict[str, frozenset[str]]:
+        """Cypher 25 `WHEN … THEN … ELSE …`: conditions and branches read the enclosing scope;
+        like a UNION, only what every branch returns is certain."""
+        for condition in clause.conditions:
+            self.condition(condition, scope)
+        results = [self.query(branch, scope, sees_outer=True) for branch in clause.branches]
+        out = results[0]
+        for other in results[1:]:
+            out = {k: v & other[k] for k, v in out.items() if k in other}
+        return out
 
     def projection(self, clause: With, old: Scope, parent: Scope | None) -> Scope:
         new = self.new_scope(parent)

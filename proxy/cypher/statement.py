@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 from query_guard.cypher import ast
+from query_guard.cypher.ast_conditional import Conditional
 from query_guard.cypher.query import CypherQuery
 
 _WRITES = (ast.Create, ast.Merge, ast.Delete, ast.SetClause, ast.Remove, ast.Foreach)
@@ -30,10 +31,15 @@ def prefix(query: CypherQuery) -> str:
         return ""
     first = statements[0]
     branch = first.branches[0] if isinstance(first, ast.UnionQuery) else first
-    clause = branch.clauses[0] if branch.clauses else None
+    clauses = [c for c in branch.clauses[:2] if not _version_prefix(c)]  # `CYPHER 25 EXPLAIN`
+    clause = clauses[0] if clauses else None
     if isinstance(clause, ast.OtherClause) and clause.kind in ("EXPLAIN", "PROFILE"):
         return clause.kind
     return ""
+
+
+def _version_prefix(clause: ast.Clause) -> bool:
+    return isinstance(clause, ast.OtherClause) and clause.kind.startswith("CYPHER ")
 
 
 def is_explain(query: CypherQuery) -> bool:
@@ -53,7 +59,13 @@ def query_type(query: CypherQuery) -> str:
 def _returns(statement: ast.Query) -> bool:
     """Does the statement return records (Neo4j: a write with result columns is `rw`)?"""
     branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
-    return any(b.clauses and isinstance(b.clauses[-1], _RETURNS) for b in branches)
+    for branch in branches:
+        last = branch.clauses[-1] if branch.clauses else None
+        if isinstance(last, _RETURNS):
+            return True
+        if isinstance(last, Conditional) and any(_returns(b) for b in last.branches):
+            return True
+    return False
 
 
 def statement_facts(query: CypherQuery) -> tuple[bool, str]:

@@ -10,7 +10,9 @@ answer.
 The schema catalog (`SchemaFreshness`, the server's `SchemaSource`) hears of every write that
 ran (`mark_stale`), and is made fresh before a proxy-answered procedure is answered
 (`ensure_fresh`): when it changed, the query is judged again, so its rows hold the labels,
-types and keys written since."""
+types and keys written since. So is a query whose verdict names a label, type or property the
+catalog lacks (`SCH.UNKNOWN_*`): written a moment ago, the name must not be "fixed" to another
+one (a read right after a write comes before the background refresh)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.runner import WRITES
 
 PROXY_ANSWERED = "COMPAT.PROCEDURE"  # the finding on a proxy-answered procedure's rewrite
+# a label, type or property the schema catalog does not hold
+UNKNOWN_NAMES = frozenset({"SCH.UNKNOWN_LABEL", "SCH.UNKNOWN_REL_TYPE", "SCH.UNKNOWN_PROPERTY"})
 Judge = Callable[[str, dict[str, Any]], Awaitable[Verdict]]
 
 
@@ -72,8 +76,10 @@ class CypherExecution:
     async def execute(
         self, req: QueryRequest, verdict: Verdict, judge: Judge, record: dict[str, Any]
     ) -> Outcome:
-        answered = self.schema is not None and PROXY_ANSWERED in verdict.codes
-        if answered and await self.schema.ensure_fresh():  # type: ignore[union-attr]
+        # a proxy-answered procedure, or a name the catalog lacks (SCH.UNKNOWN_*: maybe written
+        # a moment ago, before the background refresh): judged again on a fresh catalog
+        answered = PROXY_ANSWERED in verdict.codes or not UNKNOWN_NAMES.isdisjoint(verdict.codes)
+        if answered and self.schema is not None and await self.schema.ensure_fresh():
             verdict = await judge(req.text, req.parameters)  # from the catalog as it is now
             if verdict.blocked:
                 return Outcome(verdict)

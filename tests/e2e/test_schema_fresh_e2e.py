@@ -106,3 +106,17 @@ def test_langchain_refresh_schema_after_a_write(proxy: ProxyThread) -> None:
         assert {"start": "Llama", "type": "HERDS", "end": "Alpaca"} in schema["relationships"]
     finally:
         graph.close()
+
+
+def test_a_type_written_a_moment_ago_is_not_fixed_to_another(driver: neo4j.Driver) -> None:
+    """The read right after a write comes before the background refresh: its new type must not
+    be "fixed" to a declared one (REVIEWED_TWICE → REVIEWED would find nothing)."""
+    driver.execute_query(
+        "CREATE (:Person {name: 'Quill'})-[:REVIEWED_TWICE]->(:Movie {title: 'Quasar'})"
+    )
+    records, summary, _ = driver.execute_query(
+        "MATCH (p:Person {name: 'Quill'})-[:REVIEWED_TWICE]->(m:Movie) RETURN m.title AS title"
+    )
+    assert [r["title"] for r in records] == ["Quasar"]
+    said = " ".join(str(s.status_description) for s in summary.gql_status_objects)
+    assert "SCH.UNKNOWN_REL_TYPE" not in said, said

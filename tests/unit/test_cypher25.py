@@ -1,0 +1,134 @@
+"""Cypher 25 additions (FILTER, LET, standalone ORDER BY / SKIP / OFFSET / LIMIT, WHEN … THEN …
+ELSE, the CYPHER 25 prefix): what they parse to, and generated queries that parse → emit →
+parse to the same AST (rules: tests/fixtures/cypher_version, read_only, unknown_names)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from query_guard.cypher import ast
+from query_guard.cypher.ast_conditional import Conditional
+from query_guard.cypher.emit import emit_query, structure
+from query_guard.cypher.parser import CypherSyntaxError, parse
+from query_guard.cypher.query import CypherQuery
+from query_guard.cypher.statement import statement_facts
+from tests.budget import examples
+
+
+def _clauses(text: str) -> list[ast.Clause]:
+    statement = parse(text).statements[0]
+    assert isinstance(statement, ast.SingleQuery)
+    return statement.clauses
+
+
+def test_filter_and_let_are_star_withs() -> None:
+    _, filtered, let, _ = _clauses(
+        "MATCH (p:Person) FILTER WHERE p.born > 1960 LET name = p.name, y = p.born RETURN name"
+    )
+    assert isinstance(filtered, ast.With) and filtered.star and not filtered.items
+    assert isinstance(filtered.where, ast.BinaryOp)
+    assert isinstance(let, ast.With) and let.star
+    assert [i.alias.name for i in let.items if i.alias] == ["name", "y"]
+
+
+def test_standalone_paging_clauses() -> None:
+    _, order, skip, limit, _ = _clauses("MATCH (n) ORDER BY n.x DESC OFFSET 2 LIMIT 3 RETURN n")
+    assert isinstance(order, ast.With) and order.order_by[0].descending
+    assert isinstance(skip, ast.With) and skip.skip is not None
+    assert isinstance(limit, ast.With) and limit.limit is not None
+
+
+def test_order_by_after_with_stays_the_projections() -> None:
+    with_, ret = _clauses("MATCH (n) WITH n ORDER BY n.x LIMIT 3 RETURN n")[1:]
+    assert isinstance(with_, ast.With) and with_.order_by and with_.limit is not None
+    assert isinstance(ret, ast.Return)
+
+
+def test_conditional_query() -> None:
+    [cond] = _clauses("WHEN $a THEN RETURN 1 AS x WHEN $b THEN {RETURN 2 AS x} ELSE RETURN 3 AS x")
+    assert isinstance(cond, Conditional)
+    assert len(cond.conditions) == 2 and len(cond.branches) == 3
+    assert statement_facts(CypherQuery.parse("WHEN true THEN CREATE (n) RETURN n")) == (False, "rw")
+
+
+def test_cypher_prefix_keeps_explain() -> None:
+    query = CypherQuery.parse("CYPHER 25 EXPLAIN MATCH (n) FILTER n.x = 1 RETURN n")
+    assert statement_facts(query) == (True, "r")
+    assert isinstance(query.script.statements[0].clauses[0], ast.OtherClause)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["LET = 1 RETURN 1", "MATCH (n) FILTER RETURN n", "WHEN true RETURN 1", "ELSE RETURN 1",
+     "CYPHER MATCH (n) RETURN n", "ORDER BY 1 RETURN 1", "WHEN true THEN RETURN 1 ELSE"],
+)  # fmt: skip
+def test_misplaced_additions_are_syntax_errors(text: str) -> None:
+    with pytest.raises(CypherSyntaxError):
+        parse(text)
+
+
+# ---------------------------------------------------------------- generated round trips
+
+_SEPARATORS = [" ", "\n", "  ", "\t", " /* c */ ", "// c\n"]
+
+
+def _word(draw: st.DrawFn, word: str) -> str:
+    return draw(st.sampled_from([word, word.lower(), word.capitalize()]))
+
+
+@st.composite
+def _middle(draw: st.DrawFn) -> list[str]:
+    """Clauses that may follow MATCH (n) and precede RETURN."""
+    tokens: list[str] = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["filter", "let", "order", "skip", "limit", "with"]))
+        if kind == "filter":
+            tokens += [_word(draw, "FILTER")] + (["WHERE"] if draw(st.booleans()) else [])
+            tokens += ["n", ".", "x", draw(st.sampled_from(["=", ">", "<>"])), "1"]
+        elif kind == "let":
+            tokens += [_word(draw, "LET"), "a", "=", "n", ".", "y"]
+            tokens += [",", "b", "=", "2"] if draw(st.booleans()) else []
+        elif kind == "order":
+            tokens += [_word(draw, "ORDER"), "BY", "n", ".", "x"]
+            tokens += [draw(st.sampled_from(["ASC", "DESC"]))] if draw(st.booleans()) else []
+        elif kind == "skip":
+            tokens += [_word(draw, draw(st.sampled_from(["SKIP", "OFFSET"]))), "1"]
+        elif kind == "limit":
+            tokens += [_word(draw, "LIMIT"), str(draw(st.integers(0, 99)))]
+        else:  # a Cypher 5 WITH ends the run of standalone clauses: MATCH again after it
+            tokens += ["WITH", "n", "MATCH", "(", "n", ")", "-->", "(", "m", ")"]
+    return tokens
+
+
+@st.composite
+def cypher25_queries(draw: st.DrawFn) -> str:
+    body = ["MATCH", "(", "n", ":", "A", ")", *draw(_middle()), "RETURN", "n", "AS", "r"]
+    shape = draw(st.sampled_from(["plain", "when", "call"]))
+    if shape == "when":
+        other = ["RETURN", "0", "AS", "r"]
+        braced = draw(st.booleans())
+        tokens = [_word(draw, "WHEN"), "$p", "THEN", *(["{", *body, "}"] if braced else body)]
+        tokens += [_word(draw, "ELSE"), *other] if draw(st.booleans()) else []
+    elif shape == "call":
+        inner = ["WHEN", "n", ".", "x", ">", "1", "THEN", "{", "RETURN", "1", "AS", "k", "}",
+                 "ELSE", "{", "RETURN", "2", "AS", "k", "}"]  # fmt: skip
+        tokens = [*body[:-4], "CALL", "(", "n", ")", "{", *inner, "}", "RETURN", "n", ",", "k"]
+    else:
+        tokens = body
+    if draw(st.booleans()):
+        tokens = [_word(draw, "CYPHER"), "25", *tokens]
+    parts = [tokens[0]]
+    for token in tokens[1:]:
+        parts += [draw(st.sampled_from(_SEPARATORS)), token]
+    return "".join(parts)
+
+
+@settings(max_examples=examples(150))  # HYPOTHESIS_PROFILE=search: 10,000 (tests/README.md)
+@given(cypher25_queries())
+def test_cypher25_queries_emit_the_same_ast(text: str) -> None:
+    query = CypherQuery.parse(text)
+    out = emit_query(query)
+    assert structure(parse(out)) == structure(query.script)
+    assert emit_query(CypherQuery.parse(out)) == out  # canonical: a fixed point
