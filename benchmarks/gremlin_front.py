@@ -37,12 +37,12 @@ from _serve import Proxy  # noqa: E402
 from gremlin_python.driver.client import Client  # noqa: E402
 from gremlin_python.driver.protocol import GremlinServerError  # noqa: E402
 
-from query_guard.config import parse_config  # noqa: E402
+from query_guard.config.load import parse_config  # noqa: E402
 from query_guard.frontends.gremlin_requests import TextGuard  # noqa: E402
 from query_guard.gremlin.graphersal_dialect import render  # noqa: E402
 from query_guard.gremlin.language import GremlinQuery  # noqa: E402
-from query_guard.gremlin_service import GremlinService  # noqa: E402
 from query_guard.model import Severity, Verdict  # noqa: E402
+from query_guard.run.gremlin_service import GremlinService  # noqa: E402
 
 SECTION = "## Gremlin front: SEGRA demo queries and front overhead (graphersal)"
 SEGRA_TOML = ROOT / "conf" / "segra-similarity.toml"

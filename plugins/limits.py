@@ -19,14 +19,7 @@ Example (default_limit 1000)::
 from __future__ import annotations
 
 from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
-from query_guard.api.cypher import CypherQuery, ast, is_explain
-
-AGGREGATES = frozenset(
-    {
-        "count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp",
-        "percentilecont", "percentiledisc",
-    }
-)  # fmt: skip
+from query_guard.api.cypher import CypherQuery, ast, contains_aggregate, is_explain
 
 
 @hookimpl
@@ -115,15 +108,3 @@ def is_pure_aggregation(ret: ast.Projection) -> bool:
     if ret.star or not ret.items:
         return False
     return all(contains_aggregate(item.expr) for item in ret.items)
-
-
-def contains_aggregate(expr: ast.Node) -> bool:
-    """An aggregate at this projection's level (subqueries aggregate in their own scope)."""
-    stack = [expr]  # iterative: an operator chain `a + b + …` is as deep as it is long
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionCall) and node.name.lower() in AGGREGATES:
-            return True
-        if not isinstance(node, ast.SubqueryExpr | ast.PatternComprehension):
-            stack.extend(node.children())  # type: ignore[arg-type]
-    return False

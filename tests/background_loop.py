@@ -10,8 +10,8 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from query_guard.guard.pipeline import Guard
     from query_guard.model import Verdict
-    from query_guard.pipeline import Guard
     from query_guard.repair.repairer import Repairer
 
 

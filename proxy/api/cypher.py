@@ -3,7 +3,7 @@ admissible types, flips), lexical segments of the text, the function allow-list.
 
 from query_guard.cypher import ast
 from query_guard.cypher.ast_dynamic import LabelDynamic
-from query_guard.cypher.functions import is_allowed_function
+from query_guard.cypher.functions import contains_aggregate, is_allowed_function
 from query_guard.cypher.lexical import Segment, segments
 from query_guard.cypher.parser import CypherSyntaxError, parse
 from query_guard.cypher.patterns import (
@@ -21,6 +21,7 @@ from query_guard.cypher.statement import is_admin, is_explain
 
 __all__ = [
     "CypherQuery", "CypherSyntaxError", "LabelDynamic", "Segment", "admissible_types", "ast",
-    "closest", "endpoint_labels", "flip_edits", "is_admin", "is_allowed_function", "is_explain",
-    "parse", "positive_names", "quote_name", "read_hops", "segments", "similarity",
+    "closest", "contains_aggregate", "endpoint_labels", "flip_edits", "is_admin",
+    "is_allowed_function", "is_explain", "parse", "positive_names", "quote_name", "read_hops",
+    "segments", "similarity",
 ]  # fmt: skip

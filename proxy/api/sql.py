@@ -1,7 +1,7 @@
 """SQL for rules: the parsed statement (sqlglot underneath), the catalog of tables and columns,
 the function allow-list per dialect, Apache AGE calls."""
 
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.schema.sql_catalog import SqlCatalog
 from query_guard.sql.functions import call_name, is_allowed_call, is_secret_catalog
 from query_guard.sql.language import age_calls
 from query_guard.sql.query import SqlQuery, SqlStatement, unsafe_names

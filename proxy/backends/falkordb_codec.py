@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from query_guard.backends.base import (
+from query_guard.backend import (
     BackendError,
     Duration,
     GraphNode,

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from query_guard.backends.base import Backend, BackendError
+from query_guard.backend import Backend, BackendError
 from query_guard.model import Verdict
 from query_guard.run.cypher import CypherExecution
 from query_guard.run.guard_pool import GuardPool

@@ -9,15 +9,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from query_guard.backends.base import BackendError, ResultStream, Transaction
+from query_guard.backend import BackendError, ResultStream, Transaction
 from query_guard.bolt import diagnostics as diag
-from query_guard.bolt import messages as m
 from query_guard.bolt.context import DatabaseNotServed, Output, ServerContext
-from query_guard.bolt.handshake import Version
 from query_guard.bolt.state import State
-from query_guard.bolt.values import ValueCodec
 from query_guard.model import Verdict
 from query_guard.run.seen import Seen
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import Version
+from query_guard.wire.bolt_values import ValueCodec
 
 log = logging.getLogger("query_guard.bolt")
 

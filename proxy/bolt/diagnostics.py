@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from query_guard.bolt.handshake import Version
 from query_guard.model import Finding, Severity, Verdict
 from query_guard.run.status import (
     FORBIDDEN,
@@ -24,6 +23,7 @@ from query_guard.run.status import (
 from query_guard.run.status import (
     UNKNOWN_ERROR as UNKNOWN_ERROR,  # re-exported: the fronts name it diag.UNKNOWN_ERROR
 )
+from query_guard.wire.bolt_handshake import Version
 
 GQL_ERRORS_SINCE: Version = (5, 7)
 GQL_STATUSES_SINCE: Version = (5, 5)

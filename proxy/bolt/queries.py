@@ -9,14 +9,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from query_guard.backends.base import BackendError, ResultStream
+from query_guard.backend import BackendError, ResultStream
 from query_guard.bolt import diagnostics as diag
-from query_guard.bolt import messages as m
 from query_guard.bolt.conversation import Conversation, OpenResult
 from query_guard.bolt.state import State
 from query_guard.bolt.streaming import ResultPump, raw_source
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.seen import Seen
+from query_guard.wire import bolt_messages as m
 
 log = logging.getLogger("query_guard.bolt")
 

@@ -14,15 +14,15 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.bolt import diagnostics as diag
-from query_guard.bolt import messages as m
 from query_guard.bolt.context import Output, ServerContext
 from query_guard.bolt.conversation import Conversation
-from query_guard.bolt.handshake import Version
 from query_guard.bolt.queries import QueryHandler
 from query_guard.bolt.state import State
-from query_guard.bolt.values import ValueCodec
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import Version
+from query_guard.wire.bolt_values import ValueCodec
 
 log = logging.getLogger("query_guard.bolt")
 

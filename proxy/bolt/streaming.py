@@ -12,13 +12,13 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from query_guard.backends.base import ResultStream
+from query_guard.backend import ResultStream
 from query_guard.bolt import diagnostics as diag
-from query_guard.bolt import messages as m
 from query_guard.bolt.conversation import Conversation, OpenResult
-from query_guard.bolt.values import ValueCodec
 from query_guard.clock import elapsed_ms
 from query_guard.run.cuts import result_size_finding
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_values import ValueCodec
 
 
 def raw_source(stream: ResultStream, client: tuple[int, int]) -> Any:

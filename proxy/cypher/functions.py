@@ -8,13 +8,15 @@ embedding provider the query picks), no running of Cypher text, no sleeping, no 
 server configuration or other databases.
 
 docs/functions.md is generated from this module and proxy/sql/functions.py (SQL's lists)
-(`python -m query_guard.cypher.functions > docs/functions.md`), and a test keeps it in step.
+(`python -m query_guard.sql.functions > docs/functions.md`), and a test keeps it in step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
+
+from query_guard.cypher import ast
 
 # Cypher's built-in functions (Neo4j 5 / Cypher 25), by the manual's groups. Names are matched
 # case-insensitively, as Neo4j resolves built-in functions.
@@ -137,15 +139,35 @@ def is_allowed_function(name: str, extra: Iterable[str] = ()) -> bool:
     return any(fnmatchcase(lowered, p.lower()) for p in extra)
 
 
-def render_markdown() -> str:
-    """docs/functions.md: every allowed function, by group (Cypher, then SQL per dialect)."""
-    from query_guard.sql.functions import render_markdown as render_sql_markdown  # loads sqlglot
+# The aggregating functions: a projection that calls one yields one row per group.
+AGGREGATES = frozenset(
+    {
+        "count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp",
+        "percentilecont", "percentiledisc",
+    }
+)  # fmt: skip
 
+
+def contains_aggregate(expr: ast.Node) -> bool:
+    """An aggregate at this projection's level (subqueries aggregate in their own scope)."""
+    stack = [expr]  # iterative: an operator chain `a + b + …` is as deep as it is long
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionCall) and node.name.lower() in AGGREGATES:
+            return True
+        if not isinstance(node, ast.SubqueryExpr | ast.PatternComprehension):
+            stack.extend(node.children())  # type: ignore[arg-type]
+    return False
+
+
+def render_markdown() -> str:
+    """The Cypher part of docs/functions.md: every allowed function, by group (the page adds
+    SQL's: `query_guard.sql.functions.functions_page`)."""
     lines = [
         "# Functions allowed in read-only mode",
         "",
         "Generated from `proxy/cypher/functions.py` and `proxy/sql/functions.py` by",
-        "`python -m query_guard.cypher.functions > docs/functions.md`; do not edit by hand",
+        "`python -m query_guard.sql.functions > docs/functions.md`; do not edit by hand",
         "(tests/unit/test_read_only_show.py checks it is current).",
         "",
         "With `[guard] read_only = true` (the default) a Cypher query may call only the functions",
@@ -167,8 +189,4 @@ def render_markdown() -> str:
             listed = ", ".join(f"`{n}`" for n in sorted(names, key=str.lower))
             lines.append(f"- **{group}**: {listed}")
         lines.append("")
-    return "\n".join(lines) + "\n" + render_sql_markdown()
-
-
-if __name__ == "__main__":
-    print(render_markdown(), end="")
+    return "\n".join(lines) + "\n"

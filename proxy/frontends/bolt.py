@@ -14,14 +14,14 @@ import ssl
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from query_guard.backends.base import Backend
-from query_guard.bolt import messages as m
+from query_guard.backend import Backend
 from query_guard.bolt.context import Authenticate, Guard, OnQuery, ServerContext
-from query_guard.bolt.handshake import SUPPORTED_VERSIONS, Version
 from query_guard.frontends.bolt_connection import HANDSHAKE_TIMEOUT, BoltProtocol
 from query_guard.run.guard_pool import GuardPool
 from query_guard.run.limits import Limits
 from query_guard.run.runner import Runner
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import SUPPORTED_VERSIONS, Version
 
 if TYPE_CHECKING:
     from query_guard.repair.repairer import Repairer

@@ -11,12 +11,17 @@ import itertools
 import logging
 from collections import deque
 
-from query_guard.bolt import messages as m
 from query_guard.bolt.context import ServerContext
-from query_guard.bolt.handshake import SUPPORTED_VERSIONS, HandshakeError, ServerHandshake, Version
 from query_guard.bolt.limits import connection_refusal
 from query_guard.bolt.session import BoltSession
 from query_guard.bolt.state import State
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import (
+    SUPPORTED_VERSIONS,
+    HandshakeError,
+    ServerHandshake,
+    Version,
+)
 
 log = logging.getLogger("query_guard.bolt")
 

@@ -1,5 +1,5 @@
 """What the Gremlin front reads from a request and writes into a response, beside the
-protocol (`query_guard.gremlin.wire`): the bindings and the client's question a bytecode carries,
+protocol (`query_guard.wire.gremlin`): the bindings and the client's question a bytecode carries,
 the traversal source the request's aliases name, the block message, the findings as status
 attributes, and a refusal (`Rejected`)."""
 
@@ -10,10 +10,10 @@ from typing import Any
 
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
-from query_guard.gremlin import wire
 from query_guard.model import Finding, Severity, Verdict
 from query_guard.run.runner import Route
 from query_guard.run.status import REQUEST_INVALID, UNKNOWN_ERROR
+from query_guard.wire import gremlin as wire
 
 # the audit line's `error` of a refusal that no finding or backend code explains
 _CODE_OF_STATUS = {

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from query_guard.cypher import ast
+from query_guard.cypher.functions import contains_aggregate
 from query_guard.cypher.patterns import (
     Hop,
     admissible_types,
@@ -41,8 +42,7 @@ from query_guard.cypher.patterns import (
 )
 from query_guard.cypher.query import CypherQuery
 from query_guard.model import Edit, apply_edits
-from query_guard.rules.limits import contains_aggregate
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 # ---------------------------------------------------------------- emptiness
 

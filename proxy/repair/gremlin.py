@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.clock import elapsed_ms
 from query_guard.gremlin.ast import Step
 from query_guard.gremlin.edits import nested_traversals, rename_step
@@ -58,7 +58,7 @@ from query_guard.repair.model import (
     RepairSettings,
     await_me_maybe,
 )
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 Run = Callable[[str, Mapping[str, Any]], Awaitable[list[Any]]]  # guarded text -> results
 Check = Callable[[str], Verdict | Awaitable[Verdict]]

@@ -18,9 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from query_guard.backends.base import BackendError, ResultStream
+from query_guard.backend import BackendError, ResultStream
 from query_guard.clock import elapsed_ms
-from query_guard.context import GuardContext
 from query_guard.cypher import ast
 from query_guard.cypher.parser import CypherSyntaxError
 from query_guard.cypher.query import CypherQuery
@@ -47,6 +46,7 @@ from query_guard.repair.model import (
     RepairSettings,
     await_me_maybe,
 )
+from query_guard.schema.context import GuardContext
 
 log = logging.getLogger("query_guard.repair")
 

@@ -20,13 +20,12 @@ from typing import Any
 import pluggy
 from cachetools import LRUCache
 
-from query_guard.backends.base import BackendError, BackendUnavailable, ResultStream
-from query_guard.caches import parse_cache
-from query_guard.context import GuardContext
+from query_guard.backend import BackendError, BackendUnavailable, ResultStream
 from query_guard.cypher import ast
 from query_guard.cypher.query import CypherQuery
 from query_guard.cypher.statement import is_explain
-from query_guard.hookcalls import PerPluginCalls
+from query_guard.guard.caches import parse_cache
+from query_guard.guard.hookcalls import PerPluginCalls
 from query_guard.repair.loop import (
     PEEK,
     Check,
@@ -49,6 +48,7 @@ from query_guard.repair.model import (
     RepairSettings,
     await_me_maybe,
 )
+from query_guard.schema.context import GuardContext
 
 __all__ = [
     "BLOCKED", "EMPTY", "ERROR", "PEEK", "ROWS", "Attempt", "PeekedStream", "RepairCandidate",
@@ -169,9 +169,10 @@ class Repairer:
 
 def build_repairer(guard: Any, config: Any) -> Repairer | None:
     """The server's repairer from `[repair]` (None when disabled): repair plugins
-    (`query_guard.plugins.BUILTIN_REPAIR`, each module's `from_config(repair_table)`) are registered
-    on the guard's own plugin manager, next to third-party `guard_repair` implementations."""
-    from query_guard.plugins import BUILTIN_REPAIR
+    (`query_guard.guard.registry.BUILTIN_REPAIR`, each module's `from_config(repair_table)`) are
+    registered on the guard's own plugin manager, next to third-party `guard_repair`
+    implementations."""
+    from query_guard.guard.registry import BUILTIN_REPAIR
 
     settings = RepairSettings.from_config(config.repair)
     if not settings.enabled:

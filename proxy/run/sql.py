@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.model import Verdict
 from query_guard.run.cuts import ListStream
 from query_guard.run.request import Outcome, QueryRequest
-from query_guard.sql.service import SqlService
+from query_guard.run.sql_service import SqlService
 
 
 class SqlExecution:

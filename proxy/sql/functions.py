@@ -18,7 +18,7 @@ is another function than the built-in: it is judged by its qualified name (only 
 `pg_catalog.` prefix is dropped).
 
 docs/functions.md is generated from this module and proxy/cypher/functions.py
-(`python -m query_guard.cypher.functions > docs/functions.md`), and a test keeps it in step.
+(`python -m query_guard.sql.functions > docs/functions.md`), and a test keeps it in step.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
 from sqlglot import exp
+
+from query_guard.cypher.functions import render_markdown as render_cypher_markdown
 
 # sqlglot expression classes that are pure built-ins (or syntax written like a call), by group.
 SQLGLOT_PURE: dict[str, tuple[str, ...]] = {
@@ -368,3 +370,12 @@ def render_markdown() -> str:
         lines.append(f"- **{group}**: " + ", ".join(f"`{p}`" for p in patterns))
     lines.append("")
     return "\n".join(lines)
+
+
+def functions_page() -> str:
+    """docs/functions.md: Cypher's allowed functions by group, then SQL's per dialect."""
+    return render_cypher_markdown() + render_markdown()
+
+
+if __name__ == "__main__":
+    print(functions_page(), end="")

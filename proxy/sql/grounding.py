@@ -26,10 +26,10 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.model import Finding, Severity
 from query_guard.repair.grounding import rank_stored
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.schema.sql_catalog import SqlCatalog
 
 MAX_BINDINGS = 3
 SIMILAR_SAMPLE = 50  # distinct stored values read per probe; more: no fix, only the note

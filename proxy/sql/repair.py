@@ -26,13 +26,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.clock import elapsed_ms
 from query_guard.model import Action, Finding, Severity, Verdict
 from query_guard.repair.candidates import is_empty
 from query_guard.repair.loop import OPT_IN
 from query_guard.repair.model import BLOCKED, EMPTY, ERROR, ROWS, Attempt, RepairSettings
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.schema.sql_catalog import SqlCatalog
 from query_guard.sql.grounding import (
     SqlBinding,
     SqlLiteralFix,

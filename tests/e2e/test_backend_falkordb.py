@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from query_guard.backends.base import (
+from query_guard.backend import (
     BackendError,
     BackendUnavailable,
     Duration,

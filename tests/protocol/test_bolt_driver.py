@@ -22,7 +22,7 @@ import pytest
 import pytz
 from neo4j import exceptions as nex
 
-from query_guard.backends.base import (
+from query_guard.backend import (
     BackendError,
     BackendUnavailable,
     Duration,

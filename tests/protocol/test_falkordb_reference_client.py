@@ -13,7 +13,7 @@ from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as FalkorPath
 
-from query_guard.backends.base import GraphNode, GraphPath, GraphRelationship, collect
+from query_guard.backend import GraphNode, GraphPath, GraphRelationship, collect
 from query_guard.backends.embedded import EmbeddedFalkorDB
 from query_guard.backends.falkordb import FalkorDBBackend
 from tests.e2e.test_e2e_falkordb import READ_QUERIES, canon_rows
