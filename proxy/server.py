@@ -229,7 +229,7 @@ class ProxyServer:
             return
         await self._start_gremlin()
         await self._start_http()
-        from query_guard.frontends.bolt import BoltFrontend
+        from query_guard.frontends.bolt.server import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
         if not bolt:

@@ -51,7 +51,7 @@ class BoltProxy(BackgroundLoop):
         start_backend: bool = False,
         **frontend: Any,
     ) -> None:
-        from query_guard.frontends.bolt import BoltFrontend
+        from query_guard.frontends.bolt.server import BoltFrontend
 
         super().__init__()
         self.backend = backend

@@ -25,8 +25,8 @@ _CODE_OF_STATUS = {
 class Rejected(Exception):
     """A request answered with an error `status` (TinkerPop's number). `code` is what the
     audit line writes as `error`, a code string as on the Bolt front: the Neo4j status of the
-    findings that blocked it (`query_guard.bolt.diagnostics.block_code`), the backend's error code,
-    else one derived from the status."""
+    findings that blocked it (`query_guard.frontends.bolt.diagnostics.block_code`), the
+    backend's error code, else one derived from the status."""
 
     def __init__(
         self, status: int, message: str, code: str | None = None, verdict: Verdict | None = None

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from query_guard.bolt import diagnostics as diag
+from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.frontends.http_auth import UNAUTHORIZED
 from query_guard.frontends.json_bodies import JsonBodyError, parse_json
 from query_guard.frontends.json_values import from_typed, to_json, to_typed

@@ -11,12 +11,12 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from query_guard.bolt import diagnostics as diag
 from query_guard.build import default_languages
 from query_guard.config.load import ConfigError, parse_config
 from query_guard.cypher import ast
 from query_guard.cypher.functions import is_allowed_function
 from query_guard.cypher.parser import parse
+from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.guard.pipeline import Guard
 from query_guard.guard.registry import build_plugin_manager
 from query_guard.model import Verdict

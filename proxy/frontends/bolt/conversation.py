@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from query_guard.backend import BackendError, ResultStream, Transaction
-from query_guard.bolt import diagnostics as diag
-from query_guard.bolt.context import DatabaseNotServed, Output, ServerContext
-from query_guard.bolt.state import State
+from query_guard.frontends.bolt import diagnostics as diag
+from query_guard.frontends.bolt.context import DatabaseNotServed, Output, ServerContext
+from query_guard.frontends.bolt.state import State
 from query_guard.model import Verdict
 from query_guard.run.seen import Seen
 from query_guard.wire import bolt_messages as m

@@ -1,7 +1,7 @@
 """The Bolt frontend: an asyncio server that neo4j drivers connect to instead of the database.
 
 `BoltFrontend` listens (plain or TLS) and makes one `BoltProtocol`
-(`query_guard.frontends.bolt_connection`) per client connection; the server and the other
+(`query_guard.frontends.bolt.connection`) per client connection; the server and the other
 connections carry on whatever one client does.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from query_guard.backend import Backend
-from query_guard.bolt.context import Authenticate, Guard, OnQuery, ServerContext
-from query_guard.frontends.bolt_connection import HANDSHAKE_TIMEOUT, BoltProtocol
+from query_guard.frontends.bolt.connection import HANDSHAKE_TIMEOUT, BoltProtocol
+from query_guard.frontends.bolt.context import Authenticate, Guard, OnQuery, ServerContext
 from query_guard.run.guard_pool import GuardPool
 from query_guard.run.limits import Limits
 from query_guard.run.runner import Runner

@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import Any
 
 from query_guard.backend import ResultStream
-from query_guard.bolt import diagnostics as diag
-from query_guard.bolt.conversation import Conversation, OpenResult
 from query_guard.clock import elapsed_ms
+from query_guard.frontends.bolt import diagnostics as diag
+from query_guard.frontends.bolt.conversation import Conversation, OpenResult
 from query_guard.run.cuts import result_size_finding
 from query_guard.wire import bolt_messages as m
 from query_guard.wire.bolt_values import ValueCodec

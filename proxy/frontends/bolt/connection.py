@@ -11,10 +11,10 @@ import itertools
 import logging
 from collections import deque
 
-from query_guard.bolt.context import ServerContext
-from query_guard.bolt.limits import connection_refusal
-from query_guard.bolt.session import BoltSession
-from query_guard.bolt.state import State
+from query_guard.frontends.bolt.context import ServerContext
+from query_guard.frontends.bolt.limits import connection_refusal
+from query_guard.frontends.bolt.session import BoltSession
+from query_guard.frontends.bolt.state import State
 from query_guard.wire import bolt_messages as m
 from query_guard.wire.bolt_handshake import (
     SUPPORTED_VERSIONS,

@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from query_guard.backend import BackendError
-from query_guard.bolt import diagnostics as diag
-from query_guard.bolt.context import Output, ServerContext
-from query_guard.bolt.conversation import Conversation
-from query_guard.bolt.queries import QueryHandler
-from query_guard.bolt.state import State
+from query_guard.frontends.bolt import diagnostics as diag
+from query_guard.frontends.bolt.context import Output, ServerContext
+from query_guard.frontends.bolt.conversation import Conversation
+from query_guard.frontends.bolt.queries import QueryHandler
+from query_guard.frontends.bolt.state import State
 from query_guard.wire import bolt_messages as m
 from query_guard.wire.bolt_handshake import Version
 from query_guard.wire.bolt_values import ValueCodec

@@ -10,10 +10,10 @@ import logging
 from typing import Any
 
 from query_guard.backend import BackendError, ResultStream
-from query_guard.bolt import diagnostics as diag
-from query_guard.bolt.conversation import Conversation, OpenResult
-from query_guard.bolt.state import State
-from query_guard.bolt.streaming import ResultPump, raw_source
+from query_guard.frontends.bolt import diagnostics as diag
+from query_guard.frontends.bolt.conversation import Conversation, OpenResult
+from query_guard.frontends.bolt.state import State
+from query_guard.frontends.bolt.streaming import ResultPump, raw_source
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.seen import Seen
 from query_guard.wire import bolt_messages as m
