@@ -12,8 +12,9 @@ import json
 from itertools import product
 from typing import IO, Any
 
-from query_guard.backend import Backend, Duration, Point, collect
+from query_guard.backend import Backend, collect
 from query_guard.schema.indexes import discover_indexes
+from query_guard.values import Duration, Point
 
 DEFAULT_SAMPLE = 1000
 VALUES_PER_KEY = 5  # entities whose value of a key is typed

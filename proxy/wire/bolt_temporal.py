@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from query_guard.backend import Temporal
+from query_guard.values import Temporal
 from query_guard.wire.packstream import InvalidValue, Structure
 
 DATE, TIME, LOCAL_TIME, LOCAL_DATE_TIME = 0x44, 0x54, 0x74, 0x64

@@ -12,14 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from query_guard.backend import (
-    Duration,
-    GraphNode,
-    GraphPath,
-    GraphRelationship,
-    Point,
-    Temporal,
-)
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point, Temporal
 from query_guard.wire.bolt_temporal import (
     DATE,
     DATE_TIME,

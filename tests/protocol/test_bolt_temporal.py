@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_guard.backend import Temporal
+from query_guard.values import Temporal
 from query_guard.wire.bolt_values import ValueCodec
 from query_guard.wire.packstream import INT64_MAX, INT64_MIN, Structure, Unpacker, packb
 from tests.budget import examples

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_guard.backend import Duration, GraphNode, GraphPath, GraphRelationship, Point
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
 from query_guard.wire.bolt_values import ValueCodec
 from query_guard.wire.packstream import (
     INT64_MAX,
