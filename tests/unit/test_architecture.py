@@ -194,4 +194,5 @@ def test_the_top_level_is_small() -> None:
     """query_guard's top level holds the entry points and the vocabulary every stage shares;
     the rest lives in the stage packages (DESIGN §1)."""
     top = sorted(p.name for p in (ROOT / "proxy").glob("*.py"))
-    assert len(top) <= 12, top
+    modules = [name for name in top if name not in ("__init__.py", "__main__.py")]
+    assert len(modules) <= 10, modules
