@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "corpora"
 sys.path.insert(0, str(ROOT))
 
-from query_guard.schema import SchemaCatalog  # noqa: E402
+from query_guard.schema.catalog import SchemaCatalog  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

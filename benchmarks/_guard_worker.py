@@ -39,10 +39,24 @@ def _package() -> str:
 
 
 PKG = _package()
-parse_config = importlib.import_module(f"{PKG}.config").parse_config
-build_guard = importlib.import_module(f"{PKG}.pipeline").build_guard
-SchemaCatalog = importlib.import_module(f"{PKG}.schema").SchemaCatalog
-SqlCatalog = importlib.import_module(f"{PKG}.sql.catalog").SqlCatalog
+
+
+def _first(*names: str) -> Any:
+    """The first of `names` (module:attribute, in this layout or an earlier revision's)."""
+    for name in names:
+        module, _, attr = name.partition(":")
+        try:
+            return getattr(importlib.import_module(f"{PKG}.{module}"), attr)
+        except (ImportError, AttributeError):
+            continue
+    raise SystemExit(f"none of {names} in {PKG}")
+
+
+# the package layout changed (issue 20): look in today's module first, then in the old one
+parse_config = _first("config.load:parse_config", "config:parse_config")
+build_guard = _first("build:build_guard", "pipeline:build_guard")
+SchemaCatalog = _first("schema.catalog:SchemaCatalog", "schema:SchemaCatalog")
+SqlCatalog = _first("schema.sql_catalog:SqlCatalog", "sql.catalog:SqlCatalog")
 
 # text2cypher has 9,490 rows: every STRIDE-th keeps a round short on a loaded machine
 STRIDE = 4

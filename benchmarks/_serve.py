@@ -15,8 +15,8 @@ from pathlib import Path
 
 from _common import ROOT
 
-from query_guard.bolt import messages as m
-from query_guard.bolt.packstream import Structure, packb
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.packstream import Structure, packb
 
 
 class Proxy:

@@ -11,10 +11,11 @@ import time
 
 from _common import direction_competition, summary_us, table
 
-from query_guard.context import GuardContext
-from query_guard.pipeline import Guard
-from query_guard.plugins import build_plugin_manager
-from query_guard.schema import SchemaCatalog
+from query_guard.build import default_languages
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
 
 RULES = [
     "query_guard.rules.fix_rel_types",
@@ -28,8 +29,8 @@ def _ours(rows: list[dict[str, str]]) -> tuple[int, list[int]]:
     pm = build_plugin_manager(builtins=RULES, entry_points=False)
     correct, samples = 0, []
     for row in rows:
-        guard = Guard(pm, GuardContext(schema=SchemaCatalog.from_triples(row["schema"])),
-                      cache_size=0)  # fmt: skip
+        ctx = GuardContext(schema=SchemaCatalog.from_triples(row["schema"]))
+        guard = Guard(pm, ctx, default_languages(), cache_size=0)
         for _ in range(REPEAT):
             t0 = time.perf_counter_ns()
             verdict = guard.check(row["statement"])

@@ -37,12 +37,12 @@ from _serve import Proxy  # noqa: E402
 from gremlin_python.driver.client import Client  # noqa: E402
 from gremlin_python.driver.protocol import GremlinServerError  # noqa: E402
 
-from query_guard.config import parse_config  # noqa: E402
+from query_guard.config.load import parse_config  # noqa: E402
 from query_guard.gremlin.graphersal_dialect import render  # noqa: E402
 from query_guard.gremlin.language import GremlinQuery  # noqa: E402
-from query_guard.gremlin_service import GremlinService  # noqa: E402
 from query_guard.model import Severity, Verdict  # noqa: E402
 from query_guard.run.cuts import collect  # noqa: E402
+from query_guard.run.gremlin_service import GremlinService  # noqa: E402
 from query_guard.run.guards import LanguageGuard  # noqa: E402
 from query_guard.run.limits import Limits  # noqa: E402
 from query_guard.run.request import QueryRequest  # noqa: E402

@@ -11,8 +11,9 @@ import tomllib
 
 from _common import CORPORA, ROOT, summary_us, table
 
-from query_guard.config import parse_config
-from query_guard.pipeline import Guard, build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 
 SEGRA = tomllib.loads((ROOT / "conf" / "segra-similarity.toml").read_text())["gremlin"]
 

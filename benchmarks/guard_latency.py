@@ -8,8 +8,9 @@ import time
 
 from _common import cypherbench, summary_us, table, text2cypher
 
-from query_guard.config import parse_config
-from query_guard.pipeline import Guard, build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 
 
 def _measure(pairs: list[tuple[str, Guard]]) -> tuple[dict[str, float], dict[str, float]]:

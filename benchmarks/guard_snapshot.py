@@ -20,8 +20,9 @@ from collections.abc import Iterator
 import sql_latency
 from _common import CORPORA, ROOT, cypherbench, text2cypher
 
-from query_guard.config import parse_config
-from query_guard.pipeline import Guard, build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 
 
 def _cases() -> Iterator[tuple[str, str, str, Guard]]:

@@ -23,9 +23,10 @@ from typing import Any
 import sql_latency
 from _common import CORPORA, cypherbench, summary_us, table, text2cypher, write_section
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.cypher import lalr_driver
-from query_guard.pipeline import Guard, build_guard
+from query_guard.guard.pipeline import Guard
 
 HEADING = "## Guard speed (issue 23 targets)"
 # corpus -> (p50 target µs, p99 target µs or None)

@@ -11,9 +11,9 @@ from collections import Counter
 
 from _common import CORPORA, cypherbench, table
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.model import Action
-from query_guard.pipeline import build_guard
 
 
 def _norm(query: str) -> str:

@@ -39,7 +39,7 @@ from _common import ROOT, write_section
 from _serve import Proxy
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
-from query_guard.config_schema import DEFAULT_ALLOWED_PROCEDURES
+from query_guard.config.schema import DEFAULT_ALLOWED_PROCEDURES
 
 HEADING = "## Peer test suites on ArcadeDB, directly vs through the proxy:"
 # the write procedures the suites call, allowed as an operator serving these libraries would

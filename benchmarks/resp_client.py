@@ -1,4 +1,4 @@
-"""The FalkorDB backend's RESP transport (`query_guard.backends.resp`: our connections and pool,
+"""The FalkorDB backend's RESP transport (`query_guard.wire.resp`: our connections and pool,
 hiredis as the reply parser) against the two it replaced: our earlier pure-Python reply parser
 (`resp_own.py`, run in the same connections and pool) and redis-py's asyncio client with the
 hiredis parser. The work is the
@@ -36,7 +36,7 @@ from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 from resp_own import pool as pure_python_pool  # noqa: E402
 
 from query_guard.backends.embedded import EmbeddedFalkorDB  # noqa: E402
-from query_guard.backends.resp import RespPool  # noqa: E402
+from query_guard.wire.resp import RespPool  # noqa: E402
 
 SECTION = "## RESP client (own vs redis-py + hiredis)"
 GRAPH = "movies"
@@ -137,7 +137,7 @@ def report(results: dict[str, dict[str, list[float]]], rounds: int) -> str:
         f"`benchmarks/resp_client.py`, {rounds} alternating rounds, medians; redis-py "
         f"{redis.__version__}, hiredis {'on' if HIREDIS_AVAILABLE else 'OFF'}; "
         f"{CONCURRENCY} concurrent commands for the throughput columns. `proxy` is "
-        "`query_guard.backends.resp` (the FalkorDB backend's transport), `pure Python` the same "
+        "`query_guard.wire.resp` (the FalkorDB backend's transport), `pure Python` the same "
         "connections with our earlier pure-Python reply parser (`benchmarks/resp_own.py`).",
         "",
         table(HEADERS, rows),

@@ -1,6 +1,6 @@
 """The pure-Python RESP2 reply parser query-guard had before hiredis, kept as a baseline of
 `benchmarks/resp_client.py` (it was faster than redis-py only on one-value replies). The
-connections and the pool are the proxy's own (`query_guard.backends.resp`); only the parser differs,
+connections and the pool are the proxy's own (`query_guard.wire.resp`); only the parser differs,
 so the benchmark compares parsing. Bulk strings come back as `str` (UTF-8, bad bytes replaced).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from query_guard.backends.resp import ReplyReader, RespError, RespPool, RespProtocolError
+from query_guard.wire.resp import ReplyReader, RespError, RespPool, RespProtocolError
 
 CRLF = b"\r\n"
 _DOLLAR, _STAR, _COLON, _PLUS, _MINUS = 36, 42, 58, 43, 45  # reply type bytes

@@ -20,9 +20,10 @@ from dataclasses import replace
 
 from _common import ROOT, summary_us, table, write_section
 
-from query_guard.config import parse_config
-from query_guard.pipeline import Guard, build_guard
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
+from query_guard.schema.sql_catalog import SqlCatalog
 
 DATA = ROOT / "tests" / "data" / "spider"
 HEADING = "## SQL guard latency"

@@ -18,7 +18,7 @@ question, and is refused outright. Readers disagree on:
   decoded by some readers and read as text by others), nor can a double-quoted SQL identifier,
   so the canonical text would carry them raw: refused in every name the guard re-emits
   (labels, relationship types, property and map keys, variables, parameters, procedure and
-  function names; SQL identifiers). The characters: proxy/unsafe_chars.py. Gremlin names are
+  function names; SQL identifiers). The characters: proxy/guard/unsafe_chars.py. Gremlin names are
   string literals, escaped by the printers. The emitters refuse such names too (fail closed).
 
 * **Gremlin `\\u` escapes** — Groovy, like Java, decodes `\\uXXXX` (also `\\uuXXXX`) before

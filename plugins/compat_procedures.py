@@ -17,7 +17,7 @@ PROCEDURES | FUNCTIONS` (with YIELD / ORDER BY / SKIP / LIMIT / WHERE / RETURN; 
 `SHOW VECTOR INDEXES` lists that kind) — Neo4j's column names and value shapes (see
 `query_guard.compat.procedures`). Indexes and constraints are those discovery read from the
 database (FalkorDB `db.indexes()` / `db.constraints()`, a Bolt backend's own SHOW; see
-`query_guard.compat.indexes`), e.g. on FalkorDB after `CREATE INDEX FOR (p:Person) ON (p.name)`:
+`query_guard.schema.indexes`), e.g. on FalkorDB after `CREATE INDEX FOR (p:Person) ON (p.name)`:
 
     SHOW INDEXES YIELD name, type, labelsOrTypes, properties
     → name 'range_Person_name', type 'RANGE', labelsOrTypes ['Person'], properties ['name']

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from query_guard.backends.base import BackendError
-from query_guard.config import Config
+from query_guard.backend import BackendError
+from query_guard.config.load import Config
 from query_guard.errors import ConfigError, QueryGuardError
 from query_guard.server import ProxyServer
 

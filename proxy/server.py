@@ -11,30 +11,31 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from query_guard.audit import AuditLog
-from query_guard.auth import is_loopback, logon_check
-from query_guard.backend_factory import make_backend, make_sql_backend
-from query_guard.backends.base import BackendError
-from query_guard.config import Config
+from query_guard.backend import BackendError
+from query_guard.backends.factory import make_backend, make_sql_backend
+from query_guard.build import build_guard
+from query_guard.config.auth import is_loopback, logon_check
+from query_guard.config.load import Config
+from query_guard.config.tls import listener_tls
 from query_guard.console.feed import QueryFeed, console_feed
 from query_guard.errors import ConfigError
 from query_guard.experience.library import open_experience
-from query_guard.metrics import Metrics, fan_out
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.plan import PlanRules
 from query_guard.model import Finding, Verdict
-from query_guard.pipeline import Guard, build_guard
-from query_guard.plan import PlanRules
 from query_guard.repair.model import RepairSettings
 from query_guard.repair.repairer import build_repairer
+from query_guard.run.audit import AuditLog
 from query_guard.run.cypher import CypherExecution
 from query_guard.run.guard_pool import GuardPool
 from query_guard.run.guards import LanguageGuard
 from query_guard.run.limits import Limits
+from query_guard.run.metrics import Metrics, fan_out
 from query_guard.run.runner import Route, Runner, Unserved
-from query_guard.schema import SchemaCatalog
-from query_guard.schema_source import SchemaSource
-from query_guard.service import sql_route
-from query_guard.sql.service import SqlService
-from query_guard.tls import listener_tls
+from query_guard.run.service import sql_route
+from query_guard.run.sql_service import SqlService
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.source import SchemaSource
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +231,7 @@ class ProxyServer:
             return
         await self._start_gremlin()
         await self._start_http()
-        from query_guard.frontends.bolt import BoltFrontend
+        from query_guard.frontends.bolt.server import BoltFrontend
 
         bolt = str(self.config.server["bolt"])
         if not bolt:
@@ -257,9 +258,10 @@ class ProxyServer:
         self.metrics.watch_connections("bolt", lambda: bolt_front.connections)
 
     async def _start_gremlin_service(self) -> None:
-        """The Gremlin graph (`query_guard.gremlin_service`) when one is configured or served."""
+        """The Gremlin graph (`query_guard.run.gremlin_service`) when one is configured or
+        served."""
         if str(self.config.server["gremlin"]) or str(self.config.backend["gremlin"]):
-            from query_guard.gremlin_service import GremlinService
+            from query_guard.run.gremlin_service import GremlinService
 
             self.gremlin_service = await GremlinService.create(self.config, self.extra_plugins)
 
@@ -316,7 +318,7 @@ class ProxyServer:
 
     def query_service(self) -> Any:
         """A `QueryService` (HTTP and MCP fronts) over this proxy's runner."""
-        from query_guard.service import QueryService
+        from query_guard.run.service import QueryService
 
         assert self.guard is not None
         plan = self.config.plan
@@ -356,7 +358,7 @@ class ProxyServer:
         """`[server] users` first (when set), then the backend's hook, followed by schema
         discovery in the first session that gets in while the schema waits for a client's
         credentials (`SchemaSource`)."""
-        from query_guard.auth import logon_check
+        from query_guard.config.auth import logon_check
 
         check = logon_check(self.config.server["users"], self._backend_auth_hook())
         return self.source.wrap_authenticate(check) if self.source is not None else check

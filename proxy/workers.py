@@ -28,7 +28,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from query_guard.config import Config, load_config
+from query_guard.config.load import Config, load_config
 from query_guard.errors import ConfigError
 
 STOP_SECONDS = 15.0  # a worker that has not stopped by then is killed

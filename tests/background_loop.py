@@ -10,8 +10,8 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from query_guard.guard.pipeline import Guard
     from query_guard.model import Verdict
-    from query_guard.pipeline import Guard
     from query_guard.repair.repairer import Repairer
 
 
@@ -51,7 +51,7 @@ class BoltProxy(BackgroundLoop):
         start_backend: bool = False,
         **frontend: Any,
     ) -> None:
-        from query_guard.frontends.bolt import BoltFrontend
+        from query_guard.frontends.bolt.server import BoltFrontend
 
         super().__init__()
         self.backend = backend

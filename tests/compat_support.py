@@ -23,8 +23,8 @@ from typing import Any
 import neo4j
 import pytest
 
-from query_guard.cli import main as query_guard
-from query_guard.config import parse_config
+from query_guard.cli.main import main as query_guard
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.fake_llm import FakeLLM
 

@@ -12,7 +12,7 @@ from typing import Any
 from annotated_types import Ge, Gt, Le, MinLen
 from hypothesis import strategies as st
 
-from query_guard.config_schema import ConfigFile, table_model
+from query_guard.config.schema import ConfigFile, table_model
 
 SECTIONS = ("server", "backend", "guard", "audit", "compat", "repair", "limits")
 TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=8)

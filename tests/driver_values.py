@@ -10,7 +10,7 @@ from neo4j import graph as neo4j_graph
 from neo4j import spatial as neo4j_spatial
 from neo4j import time as neo4j_time
 
-from query_guard.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
 
 
 def _int_id(entity: neo4j_graph.Entity) -> int:

@@ -89,7 +89,7 @@ async def falkordb_fingerprint(backend: Any, graph: str) -> Fingerprint:
     FalkorDB client."""
     from falkordb.asyncio import FalkorDB
 
-    from query_guard.backends.base import collect
+    from query_guard.backend import collect
     from query_guard.backends.falkordb import parse_url
 
     nodes = await collect(await backend.execute(NODES, None, graph, read_only=True))

@@ -25,7 +25,7 @@ from gremlin_python.driver.serializer import GraphBinarySerializersV1
 from gremlin_python.process.traversal import Bytecode, Traverser
 
 from query_guard.backends.graphersal import GraphersalBackend
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.gremlin.bytecode import to_bytecode
 from query_guard.gremlin.parser import parse_traversal
 from query_guard.runner import ProxyThread

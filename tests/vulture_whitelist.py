@@ -10,8 +10,8 @@ from __future__ import annotations
 
 # functions registered by a decorator and called by their framework
 IGNORE_DECORATORS: list[str] = [
-    "@hookspec",  # pluggy reads the hook specifications from proxy.hookspecs
-    "@hookimpl",  # pluggy calls rule and repair hooks by name (proxy.hookspecs)
+    "@hookspec",  # pluggy reads the hook specifications from query_guard.guard.hookspecs
+    "@hookimpl",  # pluggy calls rule and repair hooks by name (query_guard.guard.hookspecs)
     "@app.tool",  # the MCP SDK exposes each as a tool (proxy/frontends/mcp.py)
     "@field_validator",  # pydantic runs validators by declaration
 ]
@@ -29,7 +29,7 @@ ALLOWED: dict[str, str] = {
     "resume_writing": "asyncio.Protocol flow-control callback",
     # called by name by a library
     "model_config": "pydantic reads a model's settings from this class attribute (config schema)",
-    "schema_file": "the `[guard] schema` key, read by its alias (config_schema.GuardTable)",
+    "schema_file": "the `[guard] schema` key, read by its alias (config.schema.GuardTable)",
     "dictify": "gremlinpython's GraphSON writer calls a serializer's dictify",
     "row_factory": "sqlite3 builds result rows with a connection's row_factory (experience)",
     "raw_match": "aiohttp asks a resource whether it answers a path (frontends/http.py)",

@@ -27,15 +27,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from query_guard.backends.base import BackendError, collect  # noqa: E402
+from query_guard.backend import BackendError, collect  # noqa: E402
 from query_guard.backends.embedded import EmbeddedFalkorDB  # noqa: E402
 from query_guard.backends.falkordb import FalkorDBBackend  # noqa: E402
-from query_guard.config import parse_config  # noqa: E402
-from query_guard.discovery import discover_schema  # noqa: E402
-from query_guard.pipeline import Guard, build_guard  # noqa: E402
+from query_guard.build import build_guard  # noqa: E402
+from query_guard.config.load import parse_config  # noqa: E402
+from query_guard.guard.pipeline import Guard  # noqa: E402
 from query_guard.repair.model import RepairSettings  # noqa: E402
 from query_guard.repair.repairer import Repairer  # noqa: E402
-from query_guard.schema import SchemaCatalog  # noqa: E402
+from query_guard.schema.catalog import SchemaCatalog  # noqa: E402
+from query_guard.schema.discovery import discover_schema  # noqa: E402
 
 Result = tuple[list[str], list[list[Any]]] | None  # None: error or blocked
 # How the client calls the loop: sending no question (safe repairs only) or its question

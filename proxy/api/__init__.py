@@ -10,9 +10,10 @@ Everything a rule plugin needs, from one import::
     def guard_cypher(query, ctx):
         ...
 
-Hooks (`query_guard.hookspecs`): `guard_text(text, language, ctx)`, `guard_cypher(query, ctx)`,
-`guard_gremlin(traversal, ctx)`, `guard_repair(request, ctx)`. A rule is registered through
-the entry-point group `query_guard`; `query-guard rules` lists what is installed.
+Hooks (`query_guard.guard.hookspecs`): `guard_text(text, language, ctx)`,
+`guard_cypher(query, ctx)`, `guard_gremlin(traversal, ctx)`, `guard_repair(request, ctx)`.
+A rule is registered through the entry-point group `query_guard`; `query-guard rules` lists
+what is installed.
 Context accessors: `ctx.schema` (the catalog or None), `ctx.settings` (`GuardSettings`),
 `ctx.options(rule)` (the rule's typed options), `ctx.option(rule, key, default)`. The typed
 trees: `cypher_ast` (`query.find(cypher_ast.Match)`, `node.find_all(cypher_ast.Variable)`),
@@ -29,19 +30,19 @@ procedures).
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
+from query_guard.api.testing import check_fixture
 from query_guard.cypher import ast as cypher_ast
 from query_guard.cypher.query import CypherQuery
 from query_guard.gremlin import ast as gremlin_ast
 from query_guard.gremlin.language import GremlinQuery
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
+from query_guard.guard.options import Option
+from query_guard.guard.unsafe_chars import UNSAFE, describe
 from query_guard.model import Edit, Finding, Severity, Verdict
-from query_guard.options import Option
 from query_guard.repair.model import RepairCandidate, RepairRequest
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
 from query_guard.sql.query import SqlQuery
-from query_guard.testing import check_fixture
-from query_guard.unsafe_chars import UNSAFE, describe
 
 API_VERSION = 1
 

@@ -1,7 +1,7 @@
 """SQL for rules: the parsed statement (sqlglot underneath), the catalog of tables and columns,
 the function allow-list per dialect, Apache AGE calls."""
 
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.schema.sql_catalog import SqlCatalog
 from query_guard.sql.functions import (
     MAX_FORMAT_WIDTH,
     call_name,

@@ -17,7 +17,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from query_guard.backends.base import BackendUnavailable
+from query_guard.backend import BackendUnavailable
 from query_guard.backends.embedded import DEMO_GRAPHS, _die_with_parent, free_port
 from query_guard.backends.process import ServerProcess, terminate
 

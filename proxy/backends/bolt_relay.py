@@ -18,13 +18,13 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
-from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.backend import BackendError, BackendUnavailable
+from query_guard.backends.bolt_results import AuthKey, RelayResult, RelayTransaction
+from query_guard.backends.bolt_upstream import UpstreamConnection
 from query_guard.backends.limits import wait_bound
-from query_guard.bolt import messages as m
-from query_guard.bolt.packstream import Packed
-from query_guard.bolt.relay_results import AuthKey, RelayResult, RelayTransaction
-from query_guard.bolt.upstream import UpstreamConnection
-from query_guard.tls import client_context
+from query_guard.config.tls import client_context
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.packstream import Packed
 
 DEFAULT_PORT = 7687
 

@@ -30,9 +30,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from query_guard.auth import is_loopback
-from query_guard.backends.base import BackendUnavailable
+from query_guard.backend import BackendUnavailable
 from query_guard.backends.process import ServerProcess, terminate
+from query_guard.config.auth import is_loopback
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEFAULT_GRAPH = "movies"

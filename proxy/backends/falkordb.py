@@ -2,7 +2,7 @@
 result model. Used for an upstream FalkorDB and for the embedded default (DESIGN §8: FalkorDB's
 own Bolt listener is unreliable, RESP is not).
 
-Transport is `query_guard.backends.resp`: our own connections and pool, hiredis as the reply parser
+Transport is `query_guard.wire.resp`: our own connections and pool, hiredis as the reply parser
 (`benchmarks/resp_client.py`: redis-py's asyncio client cost ~100 µs more per small reply,
 our earlier pure-Python parser 3x more on big ones). We decode the compact reply ourselves
 (lazily, one fetched batch at a time) because the `falkordb` package's decoder loses types the
@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from query_guard.backends.base import BackendError, BackendUnavailable, ResultSummary
+from query_guard.backend import BackendError, BackendUnavailable, ResultSummary
 from query_guard.backends.falkordb_codec import (
     EXECUTION_FAILED,
     GraphSchemaIds,
@@ -30,7 +30,7 @@ from query_guard.backends.falkordb_codec import (
     text,
 )
 from query_guard.backends.limits import is_timeout, timeout_error, wait_bound
-from query_guard.backends.resp import RespConnectionError, RespError, RespPool, RespTimeout
+from query_guard.wire.resp import RespConnectionError, RespError, RespPool, RespTimeout
 
 DEFAULT_PORT = 6379
 DEFAULT_GRAPH = "movies"

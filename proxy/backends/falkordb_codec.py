@@ -13,14 +13,8 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from query_guard.backends.base import (
-    BackendError,
-    Duration,
-    GraphNode,
-    GraphPath,
-    GraphRelationship,
-    Point,
-)
+from query_guard.backend import BackendError
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
 
 WGS84_2D = 4326  # FalkorDB points are geographic (latitude, longitude)
 _EPOCH = datetime(1970, 1, 1)

@@ -30,7 +30,7 @@ import graphersal as gs
 from gremlin_python.structure.graph import Edge, Vertex
 from gremlin_python.structure.io.util import HashableDict
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.backends.graphersal_json import (
     NON_STRING_KEYS as _NON_STRING_KEYS,
 )

@@ -23,7 +23,7 @@ from gremlin_python.process.graph_traversal import GraphTraversalSource, __
 from gremlin_python.process.traversal import Traverser
 from gremlin_python.structure.graph import Graph
 
-from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.backend import BackendError, BackendUnavailable
 from query_guard.gremlin import ast
 from query_guard.gremlin.bytecode import to_bytecode
 from query_guard.gremlin.errors import BytecodeError

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 
 # Neo4j's code for a query stopped by its transaction timeout.
 TIMEOUT_CODE = "Neo.ClientError.Transaction.TransactionTimedOut"

@@ -20,10 +20,10 @@ import asyncpg
 import sqlglot
 from sqlglot import exp
 
-from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.backend import BackendError, BackendUnavailable
 from query_guard.backends.limits import result_size_error, row_bytes, timeout_error
+from query_guard.schema.sql_catalog import SqlCatalog
 from query_guard.sql.backend import Params
-from query_guard.sql.catalog import SqlCatalog
 
 SCHEMA_QUERY = """
 SELECT c.table_name, c.column_name, c.data_type

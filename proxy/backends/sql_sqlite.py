@@ -31,10 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from query_guard.backends.base import BackendError, BackendUnavailable
+from query_guard.backend import BackendError, BackendUnavailable
 from query_guard.backends.limits import result_size_error, row_bytes, timeout_error
+from query_guard.schema.sql_catalog import SqlCatalog
 from query_guard.sql.backend import Params
-from query_guard.sql.catalog import SqlCatalog
 
 _DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)\.[0-9]+")  # "01581" stays text
 NORTHWIND = Path(__file__).resolve().parent.parent / "data" / "northwind"

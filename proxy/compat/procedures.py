@@ -6,7 +6,7 @@ catalog to rows (one dict per row). Graph-valued columns (`apoc.meta.graph`'s vi
 and relationships, `db.schema.visualization`) are maps holding what the virtual entity's
 properties hold (`name`, `count`; `type`, `count`), since a literal cannot be a node.
 `SHOW INDEXES` / `SHOW CONSTRAINTS` list the indexes and constraints discovery read from the
-database (`query_guard.compat.indexes`). `apoc.schema.nodes()` / `apoc.schema.relationships()`
+database (`query_guard.schema.indexes`). `apoc.schema.nodes()` / `apoc.schema.relationships()`
 answer no rows on purpose: langchain and neo4j-graphrag follow a RANGE row with a sized
 index by `apoc.schema.properties.distinct`, which the proxy does not serve.
 """
@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from query_guard.compat.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS
 
 Row = dict[str, Any]
 

@@ -3,10 +3,10 @@ them (the read-only rule lets these through; `plugins/compat_procedures.py` rewr
 
 from __future__ import annotations
 
-from query_guard.context import GuardContext
 from query_guard.cypher import ast
 from query_guard.cypher.ast_schema import SchemaDefinition
 from query_guard.cypher.query import CypherQuery
+from query_guard.schema.context import GuardContext
 
 
 def dialect_of(backend_uri: str) -> str:

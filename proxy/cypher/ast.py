@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from query_guard.tree import TreeNode
+from query_guard.guard.tree import TreeNode
 
 Span = tuple[int, int]
 

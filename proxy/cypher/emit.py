@@ -17,7 +17,7 @@ control characters); names in backticks are re-quoted with doubled backticks; `-
 `emit_query` refuses (AmbiguousText) in the rare case where dropping a comment or an unusual
 whitespace character between two tokens would let them lex differently; it checks that case
 by re-parsing the emitted text. It also refuses a name holding a line break or another
-control character (proxy/unsafe_chars.py): backticks cannot escape one, and outside string
+control character (proxy/guard/unsafe_chars.py): backticks cannot escape one, and outside string
 literals the forwarded text never carries one raw (plugins/ambiguous_text.py blocks such a
 name first, with a position).
 """
@@ -35,9 +35,9 @@ from lark import Token
 
 from query_guard.cypher import ast
 from query_guard.cypher.build_parts import parse_int, unescape_name, unescape_string
+from query_guard.guard.tree import TreeNode
+from query_guard.guard.unsafe_chars import UNSAFE, describe
 from query_guard.model import Edit, apply_edits
-from query_guard.tree import TreeNode
-from query_guard.unsafe_chars import UNSAFE, describe
 
 if TYPE_CHECKING:
     from query_guard.cypher.query import CypherQuery

@@ -8,7 +8,7 @@ embedding provider the query picks), no running of Cypher text, no sleeping, no 
 server configuration or other databases.
 
 docs/functions.md is generated from this module and proxy/sql/functions.py (SQL's lists)
-(`python -m query_guard.cypher.functions > docs/functions.md`), and a test keeps it in step.
+(`python -m query_guard.sql.functions_page > docs/functions.md`), and a test keeps it in step.
 """
 
 from __future__ import annotations
@@ -155,14 +155,13 @@ def is_allowed_function(name: str, extra: Iterable[str] = ()) -> bool:
 
 
 def render_markdown() -> str:
-    """docs/functions.md: every allowed function, by group (Cypher, then SQL per dialect)."""
-    from query_guard.sql.functions import render_markdown as render_sql_markdown  # loads sqlglot
-
+    """The Cypher part of docs/functions.md: every allowed function, by group (the page adds
+    SQL's: `query_guard.sql.functions_page`)."""
     lines = [
         "# Functions allowed in read-only mode",
         "",
         "Generated from `proxy/cypher/functions.py` and `proxy/sql/functions.py` by",
-        "`python -m query_guard.cypher.functions > docs/functions.md`; do not edit by hand",
+        "`python -m query_guard.sql.functions_page > docs/functions.md`; do not edit by hand",
         "(tests/unit/test_read_only_show.py checks it is current).",
         "",
         "With `[guard] read_only = true` (the default) a Cypher query may call only the functions",
@@ -184,8 +183,4 @@ def render_markdown() -> str:
             listed = ", ".join(f"`{n}`" for n in sorted(names, key=str.lower))
             lines.append(f"- **{group}**: {listed}")
         lines.append("")
-    return "\n".join(lines) + "\n" + render_sql_markdown()
-
-
-if __name__ == "__main__":
-    print(render_markdown(), end="")
+    return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from query_guard.cypher.emit import emit_query
 from query_guard.cypher.parser import CypherSyntaxError
 from query_guard.cypher.query import CypherQuery
 from query_guard.cypher.statement import statement_facts
-from query_guard.language import Language
+from query_guard.guard.language import Language
 from query_guard.model import Finding, Severity
 
 

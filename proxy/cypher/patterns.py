@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from query_guard.cypher import ast
 from query_guard.cypher.query import CypherQuery
 from query_guard.model import Edit
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

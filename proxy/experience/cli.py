@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from query_guard.config import load_config
+from query_guard.config.load import load_config
 from query_guard.experience.library import open_store
 from query_guard.experience.store import SqliteStore
 

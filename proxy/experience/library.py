@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from query_guard.config import Config
+from query_guard.config.load import Config
 from query_guard.experience.store import Decay, ExperienceStore, NewExample, SqliteStore
 from query_guard.experience.templates import Template, template_of
 from query_guard.experience.verify import unverified

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from query_guard.backends.base import BackendError
-from query_guard.config import HOME_ALIASES, Config, load_config, served_databases
+from query_guard.backend import BackendError
+from query_guard.config.load import HOME_ALIASES, Config, load_config, served_databases
 from query_guard.errors import ConfigError
 from query_guard.export.layout import Redaction, file_stem
 from query_guard.export.sources import CypherSource, GremlinSource, Source
@@ -85,8 +85,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 async def _export_cypher(config: Config, url: str, given: bool, names: list[str | None],
                          out: Path, redaction: Redaction, page: int) -> int:  # fmt: skip
-    from query_guard.backend_factory import make_backend
-    from query_guard.discovery import backend_for_uri
+    from query_guard.backends.factory import backend_for_uri, make_backend
 
     backend: Any = backend_for_uri(url) if given else make_backend(url, config)
     await backend.start()

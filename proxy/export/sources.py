@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import graphersal as gs
 
-from query_guard.backends.base import Backend, collect
-from query_guard.discovery import discover_schema, quote_name
+from query_guard.backend import Backend, collect
+from query_guard.schema.discovery import discover_schema, quote_name
 
 Node = tuple[Any, list[str], dict[str, Any]]  # id, labels, properties
 Edge = tuple[Any, Any, list[str], dict[str, Any]]  # start id, end id, labels of both, properties

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from query_guard.discovery import write_schema_json
 from query_guard.export.layout import (
     EDGE_HEADER,
     Redaction,
@@ -16,6 +15,7 @@ from query_guard.export.layout import (
     redact_schema,
 )
 from query_guard.export.sources import Source
+from query_guard.schema.discovery import write_schema_json
 
 
 @dataclass

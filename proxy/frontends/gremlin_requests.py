@@ -1,5 +1,5 @@
 """What the Gremlin front reads from a request and writes into a response, beside the
-protocol (`query_guard.gremlin.wire`): the bindings and the client's question a bytecode carries,
+protocol (`query_guard.wire.gremlin`): the bindings and the client's question a bytecode carries,
 the traversal source the request's aliases name, the block message, the findings as status
 attributes, and a refusal (`Rejected`)."""
 
@@ -10,10 +10,10 @@ from typing import Any
 
 from gremlin_python.process.traversal import Binding, Bytecode, P, TraversalStrategy
 
-from query_guard.gremlin import wire
 from query_guard.model import Finding, Severity, Verdict
 from query_guard.run.runner import Route
 from query_guard.run.status import REQUEST_INVALID, UNKNOWN_ERROR
+from query_guard.wire import gremlin as wire
 
 # the audit line's `error` of a refusal that no finding or backend code explains
 _CODE_OF_STATUS = {
@@ -25,8 +25,8 @@ _CODE_OF_STATUS = {
 class Rejected(Exception):
     """A request answered with an error `status` (TinkerPop's number). `code` is what the
     audit line writes as `error`, a code string as on the Bolt front: the Neo4j status of the
-    findings that blocked it (`query_guard.bolt.diagnostics.block_code`), the backend's error code,
-    else one derived from the status."""
+    findings that blocked it (`query_guard.frontends.bolt.diagnostics.block_code`), the
+    backend's error code, else one derived from the status."""
 
     def __init__(
         self, status: int, message: str, code: str | None = None, verdict: Verdict | None = None

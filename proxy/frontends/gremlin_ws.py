@@ -1,7 +1,7 @@
 """The Gremlin front: a Gremlin Server endpoint (`ws://host:port/gremlin`) for TinkerPop drivers.
 
 Speaks the driver protocol (aiohttp WebSocket; binary frames with a mime prefix, GraphBinary
-v1 or GraphSON v3, see `query_guard.gremlin.wire`) and Gremlin Server's HTTP form
+v1 or GraphSON v3, see `query_guard.wire.gremlin`) and Gremlin Server's HTTP form
 (`POST /gremlin {"gremlin": …, "bindings": …}`). Ops:
 
 * `eval` — the script is parsed and guarded as Gremlin and executed as a traversal (printed
@@ -49,7 +49,7 @@ from typing import Any
 from aiohttp import BasicAuth, WSMsgType, hdrs, web
 from gremlin_python.process.traversal import Bytecode, Traverser
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.frontends.gremlin_requests import (
     Rejected,
     block_message,
@@ -58,18 +58,18 @@ from query_guard.frontends.gremlin_requests import (
     take_question,
     traversal_source,
 )
-from query_guard.gremlin import wire
 from query_guard.gremlin.bytecode import from_bytecode
 from query_guard.gremlin.errors import BytecodeError, GremlinScriptError
 from query_guard.gremlin.printer import to_text
-from query_guard.metrics import open_connections
 from query_guard.model import Finding
 from query_guard.run.cuts import collect
 from query_guard.run.guard_pool import blocked
+from query_guard.run.metrics import open_connections
 from query_guard.run.request import QueryRequest
 from query_guard.run.runner import Runner
 from query_guard.run.seen import Seen
 from query_guard.run.status import FORBIDDEN, block_code
+from query_guard.wire import gremlin as wire
 
 log = logging.getLogger("query_guard.gremlin")
 

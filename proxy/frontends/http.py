@@ -2,8 +2,8 @@
 API (`/v1/*`, described by `/openapi.json`), `/health`, `/ready`, `/metrics` (Prometheus), the
 MCP server at `/mcp` (streamable HTTP) and the operator console at `/ui` (`query_guard.console`).
 
-Every query goes through `query_guard.service.QueryService` — the same guard, limits, repair loop
-and audit as the Bolt front — and every response carries the guard's findings in a
+Every query goes through `query_guard.run.service.QueryService` — the same guard, limits, repair
+loop and audit as the Bolt front — and every response carries the guard's findings in a
 `queryGuard` object. Errors use the Bolt front's Neo4j status codes. Bodies over `max_body`
 bytes are refused (413). With an `authenticate` hook (`[server] users`, pass-through
 credentials) every path but `/health` and `/ready` needs HTTP Basic or bearer credentials
@@ -25,7 +25,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp_asgi import ASGIResource
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.frontends.http_answers import (
     access_read,
     bad_request,
@@ -49,10 +49,10 @@ from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
 from query_guard.frontends.http_tx import HttpTransactions
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.openapi import ACCESS_MODES
-from query_guard.grounding_context import context_text, reciprocity_notes, schema_text
-from query_guard.metrics import CONTENT_TYPE, Metrics, open_connections
-from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
-from query_guard.service import QueryResult, QueryService
+from query_guard.run.metrics import CONTENT_TYPE, Metrics, open_connections
+from query_guard.run.service import QueryResult, QueryService
+from query_guard.schema.grounding_context import context_text, reciprocity_notes, schema_text
+from query_guard.schema.samples import MAX_SAMPLES, sample_values, samples_text
 
 log = logging.getLogger("query_guard.http")
 

@@ -10,12 +10,12 @@ from typing import Any
 
 from aiohttp import web
 
-from query_guard.bolt import diagnostics as diag
+from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.frontends.http_auth import UNAUTHORIZED
 from query_guard.frontends.json_bodies import JsonBodyError, parse_json
 from query_guard.frontends.json_values import from_typed, to_json, to_typed
 from query_guard.model import Verdict
-from query_guard.service import QueryResult
+from query_guard.run.service import QueryResult
 
 TYPED = "application/vnd.neo4j.query"  # Neo4j's typed JSON (also `….v1.1`)
 CHALLENGE = 'Basic realm="query-guard"'

@@ -1,8 +1,8 @@
 """Who may use the HTTP front: HTTP Basic or bearer credentials, checked by the same hook as the
-Bolt front's logon — `[server] users` (scrypt hashes, `query_guard.auth`) and/or the backend's
-pass-through (`[backend] credentials = "passthrough"`: the request's credentials become the
-backend session's, and the first accepted request discovers a schema that waits for a
-client's credentials).
+Bolt front's logon — `[server] users` (scrypt hashes, `query_guard.config.auth`) and/or the
+backend's pass-through (`[backend] credentials = "passthrough"`: the request's credentials
+become the backend session's, and the first accepted request discovers a schema that waits for
+a client's credentials).
 
 Without such a hook the front checks nothing (as before). With one, every path but `/health`
 and `/ready` (probes) needs credentials — the Query API, the guard API `/v1/*`, `/mcp`,

@@ -9,8 +9,8 @@ from typing import Any
 
 from aiohttp import web
 
-from query_guard.bolt import diagnostics as diag
 from query_guard.experience.library import OUTCOMES, UnknownQueryId
+from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.frontends.http_answers import bad_request, body_of, text_of
 
 MAX_EXAMPLES = 20  # examples one context request may ask for

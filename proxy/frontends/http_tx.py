@@ -36,7 +36,7 @@ from query_guard.frontends.http_answers import (
     v2_response,
 )
 from query_guard.run.limits import Limits
-from query_guard.service import QueryResult
+from query_guard.run.service import QueryResult
 
 NOT_FOUND = "Neo.ClientError.Transaction.TransactionNotFound"
 TOO_MANY = "Neo.TransientError.Transaction.MaximumTransactionLimitReached"

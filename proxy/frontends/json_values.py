@@ -21,7 +21,7 @@ import datetime as dt
 import math
 from typing import Any
 
-from query_guard.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
 
 MAX_TYPED_DEPTH = 50  # typed Lists/Maps inside each other (a JSON body nests 100 at most)
 

@@ -28,11 +28,11 @@ from query_guard.frontends.mcp_results import (
     ReadResult,
 )
 from query_guard.frontends.mcp_sdk import annotations, new_server, tool_result
-from query_guard.grounding_context import context_text, schema_text
+from query_guard.guard.plan import PlanShapeError
 from query_guard.model import Severity, Verdict
-from query_guard.plan import PlanShapeError
-from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
-from query_guard.service import QueryService
+from query_guard.run.service import QueryService
+from query_guard.schema.grounding_context import context_text, schema_text
+from query_guard.schema.samples import MAX_SAMPLES, sample_values, samples_text
 
 MAX_EXAMPLES = 20  # examples one get_context call may ask for
 Language = Literal["cypher", "gremlin", "sql"]

@@ -13,7 +13,7 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from query_guard.tree import TreeNode
+from query_guard.guard.tree import TreeNode
 
 Span = tuple[int, int]
 NO_SPAN: Span = (0, 0)

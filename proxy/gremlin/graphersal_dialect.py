@@ -5,7 +5,7 @@ text that leaves the proxy for graphersal is printed from the judged AST, never 
 text. Differences from TinkerPop Gremlin that the printer bridges:
 
 * strings are double-quoted (single quotes are not strings there); `\\uXXXX` escapes only for
-  control characters and line terminators (proxy/unsafe_chars.py: none is ever sent raw), and
+  control characters and line terminators (proxy/guard/unsafe_chars.py: none is ever sent raw), and
   no quote is ever spelt as one;
 * `null` is `()`; maps are `#{"k": v}`; sets are printed as lists of their distinct members
   (`{a, b}` is not a literal);
@@ -38,7 +38,7 @@ from query_guard.gremlin import ast
 from query_guard.gremlin.lexicon import WITH_OPTION_KEYS
 from query_guard.gremlin.printer import identifier, predicate_text
 from query_guard.gremlin.terminal import Terminal, UnsupportedTerminal, terminal_of
-from query_guard.unsafe_chars import UNSAFE
+from query_guard.guard.unsafe_chars import UNSAFE
 
 # GType members graphersal has no values of (see the module docstring)
 NO_VALUES_OF = frozenset(

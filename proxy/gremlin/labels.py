@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from query_guard.gremlin.ast import Step, String, Traversal
 from query_guard.gremlin.edits import nested_traversals, string_args
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 Labels = frozenset[str] | None
 OnHop = Callable[[Step, list[Step], str, Labels], str | None]

@@ -1,6 +1,6 @@
 """Gremlin as the pipeline sees it: parse to a `GremlinQuery`, describe errors as findings.
 
-`query_guard.pipeline.default_languages()` picks this up through `gremlin_language()`; rules receive
+`query_guard.build.default_languages()` picks this up through `gremlin_language()`; rules receive
 a `GremlinQuery` through the `guard_gremlin` hook (argument name `traversal`).
 """
 
@@ -14,7 +14,7 @@ from query_guard.gremlin.edits import traversals
 from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.parser import parse_traversal
 from query_guard.gremlin.printer import to_text
-from query_guard.language import Language
+from query_guard.guard.language import Language
 from query_guard.model import Edit, Finding, Severity, apply_edits
 
 

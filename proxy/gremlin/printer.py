@@ -4,7 +4,7 @@ Canonical means: one spelling per meaning, so two trees print the same iff they 
 traversal. Enums, predicates and anonymous traversals take their long form (`T.id`, `P.gt(1)`,
 `__.out()`), numbers carry their type suffix unless they are int or double, strings use single
 quotes (valid Gremlin and never interpolated by Groovy) with every line break or other control
-character (proxy/unsafe_chars.py) escaped, so no name (a label, a key: all strings in Gremlin)
+character (proxy/guard/unsafe_chars.py) escaped, so no name (a label, a key: all strings in Gremlin)
 carries one raw; variables and strategy names print only as identifiers; set elements are
 sorted and unique, `within([a,b])` is printed as `within(a, b)`, `p.negate()` as `P.not(p)`
 and `g.with(k, v)` as `g.withStrategies(OptionsStrategy(k: v))`. The output parses back to
@@ -36,7 +36,7 @@ from query_guard.gremlin.ast import (
     Variable,
 )
 from query_guard.gremlin.lexicon import WITH_OPTION_KEYS
-from query_guard.unsafe_chars import UNSAFE
+from query_guard.guard.unsafe_chars import UNSAFE
 
 _SUFFIX = {"long": "L", "short": "s", "byte": "b", "biginteger": "N", "float": "f",
            "bigdecimal": "M"}

@@ -17,7 +17,7 @@ Similarity configuration is per deployment (DESIGN §5)::
 
 `gremlin_settings(ctx.gremlin)` returns `GremlinSettings`; a bad value raises `ConfigError`
 naming the key (`gremlin.similarity.window`); the tables' schema is
-`query_guard.config_schema.GremlinTable` (strict: unknown keys and sub-tables are errors).
+`query_guard.config.schema.GremlinTable` (strict: unknown keys and sub-tables are errors).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from query_guard.config_describe import describe, dotted
-from query_guard.config_schema import GremlinTable, SimilarityTable
+from query_guard.config.describe import describe, dotted
+from query_guard.config.schema import GremlinTable, SimilarityTable
 from query_guard.errors import ConfigError
 from query_guard.gremlin.printer import quote
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 WindowBound = str | int | float | _dt.date | _dt.datetime
 

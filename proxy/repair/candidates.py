@@ -42,7 +42,7 @@ from query_guard.cypher.patterns import (
 from query_guard.cypher.query import CypherQuery
 from query_guard.model import Edit, apply_edits
 from query_guard.repair.model import Flip, flips
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 # ---------------------------------------------------------------- emptiness
 

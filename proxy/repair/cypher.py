@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from query_guard.backends.base import ResultStream
+from query_guard.backend import ResultStream
 from query_guard.cypher import ast
 from query_guard.cypher.parser import CypherSyntaxError
 from query_guard.cypher.query import CypherQuery
@@ -26,7 +26,7 @@ from query_guard.repair.candidates import aggregate_columns, flip_candidates, re
 from query_guard.repair.cypher_literals import WORDS, cypher_literal, extract_bindings, prober
 from query_guard.repair.grounding import LiteralFix, fix_groups
 from query_guard.repair.model import Candidate, Flip, RepairSettings
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 Execute = Callable[[str, dict[str, Any]], Awaitable[ResultStream]]
 Parse = Callable[[str], CypherQuery | None]

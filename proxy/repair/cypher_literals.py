@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from query_guard.backends.base import ResultStream, collect
+from query_guard.backend import ResultStream, collect
 from query_guard.cypher import ast
 from query_guard.cypher.patterns import quote_name
 from query_guard.cypher.query import CypherQuery

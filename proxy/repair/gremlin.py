@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from query_guard.backends.base import ResultStream
+from query_guard.backend import ResultStream
 from query_guard.gremlin.ast import Step
 from query_guard.gremlin.edits import nested_traversals, rename_step
 from query_guard.gremlin.labels import FLIP, KEEP, LEAVE_EDGE, Labels, LabelWalk
@@ -34,7 +34,7 @@ from query_guard.gremlin.lexicon import MUTATING_STEPS
 from query_guard.model import Edit, Verdict
 from query_guard.repair.grounding import LiteralFix
 from query_guard.repair.model import Candidate, Flip, Hop, RepairSettings, Words, flips
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 WORDS = Words(
     repr, noun="traversal", rows="results", unit="result(s)",

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.model import Finding, Severity
 from query_guard.repair.model import Words
 

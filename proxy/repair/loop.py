@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from query_guard.backends.base import BackendError, BackendUnavailable, ResultStream
+from query_guard.backend import BackendError, BackendUnavailable, ResultStream
 from query_guard.clock import elapsed_ms
 from query_guard.model import Finding, Severity, Verdict
 from query_guard.repair.grounding import Grounded, LiteralFix, fixed, ground

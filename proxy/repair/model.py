@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from query_guard.backends.base import BackendError, ResultStream, ResultSummary
+from query_guard.backend import BackendError, ResultStream, ResultSummary
 from query_guard.errors import ConfigError
 from query_guard.model import Action, Edit, Finding, Verdict, apply_edits
 

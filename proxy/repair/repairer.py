@@ -20,11 +20,10 @@ from typing import Any
 import pluggy
 from cachetools import LRUCache
 
-from query_guard.backends.base import BackendError, ResultStream
-from query_guard.caches import parse_cache
-from query_guard.context import GuardContext
+from query_guard.backend import BackendError, ResultStream
 from query_guard.cypher.query import CypherQuery
-from query_guard.hookcalls import PerPluginCalls
+from query_guard.guard.caches import parse_cache
+from query_guard.guard.hookcalls import PerPluginCalls
 from query_guard.repair.cypher import CypherStrategy, Execute, parse
 from query_guard.repair.loop import Check, RepairLoop, Strategy
 from query_guard.repair.model import (
@@ -34,6 +33,7 @@ from query_guard.repair.model import (
     RepairSettings,
     await_me_maybe,
 )
+from query_guard.schema.context import GuardContext
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +129,10 @@ class Repairer:
 
 def build_repairer(guard: Any, config: Any) -> Repairer | None:
     """The server's repairer from `[repair]` (None when disabled): repair plugins
-    (`query_guard.plugins.BUILTIN_REPAIR`, each module's `from_config(repair_table)`) are registered
-    on the guard's own plugin manager, next to third-party `guard_repair` implementations."""
-    from query_guard.plugins import BUILTIN_REPAIR
+    (`query_guard.guard.registry.BUILTIN_REPAIR`, each module's `from_config(repair_table)`) are
+    registered on the guard's own plugin manager, next to third-party `guard_repair`
+    implementations."""
+    from query_guard.guard.registry import BUILTIN_REPAIR
 
     settings = RepairSettings.from_config(config.repair)
     if not settings.enabled:

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from query_guard.backends.base import ResultStream
+from query_guard.backend import ResultStream
 from query_guard.model import Verdict
 from query_guard.repair.grounding import LiteralFix, fix_groups
 from query_guard.repair.model import Candidate, RepairSettings, Words
@@ -29,7 +29,7 @@ from query_guard.repair.sql_literals import (
     sql_literal,
     with_fixes,
 )
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.schema.sql_catalog import SqlCatalog
 from query_guard.sql.query import SqlQuery, SqlSyntaxError
 
 OPT_IN = (

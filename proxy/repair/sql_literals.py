@@ -20,7 +20,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
 from query_guard.repair.grounding import MAX_BINDINGS, SIMILAR_SAMPLE, LiteralFix
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.schema.sql_catalog import SqlCatalog
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from query_guard.backends.base import ResultStream, ResultSummary
+from query_guard.backend import ResultStream, ResultSummary
 from query_guard.model import Finding, Severity
 
 ROWS_REASON = "more rows than [limits] max_result_rows"

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from query_guard.backends.base import Backend, BackendError, BackendUnavailable, ResultStream
-from query_guard.explain import answer_explain
+from query_guard.backend import Backend, BackendError, BackendUnavailable, ResultStream
+from query_guard.compat.explain import answer_explain
 from query_guard.model import Action, Finding, Verdict
 from query_guard.repair.loop import PEEK
 from query_guard.repair.model import is_blank
@@ -36,7 +36,7 @@ Judge = Callable[[str, dict[str, Any]], Awaitable[Verdict]]
 
 
 class SchemaFreshness(Protocol):
-    """What the execution tells the schema catalog's source (`query_guard.schema_source`)."""
+    """What the execution tells the schema catalog's source (`query_guard.schema.source`)."""
 
     def mark_stale(self, *, background: bool = True) -> None: ...
 

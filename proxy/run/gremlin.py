@@ -15,18 +15,18 @@ from cachetools import LRUCache
 from gremlin_python.structure.graph import Edge, Vertex
 from gremlin_python.structure.graph import Path as GremlinPath
 
-from query_guard.backends.base import BackendError
-from query_guard.caches import parse_cache
-from query_guard.context import GuardContext
+from query_guard.backend import BackendError
 from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.language import GremlinQuery
+from query_guard.guard.caches import parse_cache
 from query_guard.model import Verdict
 from query_guard.repair.gremlin import GremlinStrategy
 from query_guard.repair.model import RepairSettings
 from query_guard.repair.repairer import Repairer
 from query_guard.run.cuts import ListStream
 from query_guard.run.request import Outcome, QueryRequest
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
 
 RESULT = ["result"]
 

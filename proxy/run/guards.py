@@ -7,8 +7,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from query_guard.guard.pipeline import Guard
 from query_guard.model import Finding, Verdict
-from query_guard.pipeline import Guard
 
 Note = Callable[[], Finding | None]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from query_guard.backends.base import BackendError, ResultStream, Transaction
+from query_guard.backend import BackendError, ResultStream, Transaction
 from query_guard.model import Verdict
 
 Language = Literal["cypher", "gremlin", "sql"]

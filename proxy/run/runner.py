@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from query_guard.backends.base import BackendError
+from query_guard.backend import BackendError
 from query_guard.clock import elapsed_ms
 from query_guard.model import Action, Finding, Severity, Verdict
 from query_guard.run.guard_pool import GuardPool, blocked, judge

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from query_guard.backends.base import BackendError, ResultStream
+from query_guard.backend import BackendError, ResultStream
 from query_guard.model import Verdict
 from query_guard.repair.loop import SUGGEST_COUNT
 from query_guard.repair.model import RepairSettings
@@ -16,7 +16,7 @@ from query_guard.repair.repairer import Repairer
 from query_guard.repair.sql import SqlStrategy
 from query_guard.run.cuts import ListStream
 from query_guard.run.request import Outcome, QueryRequest
-from query_guard.sql.service import SqlService
+from query_guard.run.sql_service import SqlService
 
 PROBE_ROWS = 60  # rows a grounding probe reads (it asks for at most 50)
 

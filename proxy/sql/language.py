@@ -12,7 +12,7 @@ import re
 
 from sqlglot import exp
 
-from query_guard.language import Language
+from query_guard.guard.language import Language
 from query_guard.model import Finding, Severity
 from query_guard.sql.query import SqlQuery, SqlSyntaxError, SqlTooDeep
 

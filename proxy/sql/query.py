@@ -21,7 +21,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from query_guard.unsafe_chars import UNSAFE
+from query_guard.guard.unsafe_chars import UNSAFE
 
 N = TypeVar("N", bound=exp.Expression)
 

@@ -22,11 +22,11 @@ from langchain_neo4j import Neo4jGraph
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
 from query_guard.backends.embedded import EmbeddedFalkorDB
-from query_guard.cli import main as query_guard
-from query_guard.compat.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS, neo4j_row
-from query_guard.config import parse_config
+from query_guard.cli.main import main as query_guard
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS, neo4j_row
 
 AUTH = ("neo4j", "anything")
 PASSWORD_ENV = "QG_TEST_COMPAT_INDEXES_ARCADEDB_PASSWORD"

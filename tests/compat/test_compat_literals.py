@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from query_guard.backends.base import collect
+from query_guard.backend import collect
 from query_guard.backends.falkordb import FalkorDBBackend
 from query_guard.compat.literals import literal
 from query_guard.cypher import ast

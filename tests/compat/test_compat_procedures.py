@@ -14,13 +14,13 @@ import pytest
 import redis
 
 from query_guard.backends.embedded import EmbeddedFalkorDB
-from query_guard.cli import main
-from query_guard.config import parse_config
+from query_guard.backends.factory import discover_from_uri
+from query_guard.build import build_guard
+from query_guard.cli.main import main
+from query_guard.config.load import parse_config
 from query_guard.cypher import ast
 from query_guard.cypher.query import CypherQuery
-from query_guard.discovery import discover_from_uri
-from query_guard.pipeline import build_guard
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 # --- what the libraries send (neo4j-graphrag 1.x / langchain-neo4j, llama-index, mcp) -------
 

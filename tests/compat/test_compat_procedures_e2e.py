@@ -15,9 +15,9 @@ import pytest
 from neo4j import exceptions as nex
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 from tests.compat.test_compat_procedures import (
     COMPONENTS,
     LLAMA_NODE_PROPS,

@@ -18,9 +18,9 @@ import pytest
 import redis
 from neo4j import exceptions as nex
 
-from query_guard.auth import UserDirectory, hash_password, verify_password
 from query_guard.backends.embedded import EmbeddedFalkorDB
-from query_guard.config import parse_config
+from query_guard.config.auth import UserDirectory, hash_password, verify_password
+from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError
 from query_guard.runner import ProxyThread
 from query_guard.server import ProxyServer, check_exposure
@@ -174,7 +174,7 @@ def test_the_embedded_database_is_not_served_to_the_network_without_users(
 def test_hash_password_prints_a_users_line_that_verifies(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from query_guard.cli import main
+    from query_guard.cli.main import main
 
     monkeypatch.setattr("sys.stdin", io.StringIO("wonderland\n"))
     assert main(["hash-password", "--user", "alice"]) == 0

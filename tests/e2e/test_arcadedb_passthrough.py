@@ -12,7 +12,7 @@ from typing import Any
 import neo4j
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from query_guard.server import cypher_guard
 
@@ -102,7 +102,7 @@ def test_a_discovery_account_discovers_at_start(
 def test_the_bolt_client_fetches_a_plan_without_running_the_statement(
     arcadedb_server: Any,
 ) -> None:
-    from query_guard.backends.base import collect
+    from query_guard.backend import collect
     from query_guard.backends.bolt_relay import BoltRelayBackend
 
     backend = BoltRelayBackend(arcadedb_server.url, arcadedb_server.auth, arcadedb_server.database)

@@ -12,8 +12,8 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from query_guard.audit import AuditLog
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
+from query_guard.run.audit import AuditLog
 from query_guard.runner import ProxyThread
 
 # one schema for every front (proxy.run.record.KEYS, as the audit log names them; parameters

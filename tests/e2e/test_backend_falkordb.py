@@ -12,16 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from query_guard.backends.base import (
-    BackendError,
-    BackendUnavailable,
-    Duration,
-    GraphNode,
-    GraphPath,
-    GraphRelationship,
-    Point,
-    collect,
-)
+from query_guard.backend import BackendError, BackendUnavailable, collect
 from query_guard.backends.embedded import EmbeddedFalkorDB
 from query_guard.backends.falkordb import FalkorDBBackend, parse_url
 from query_guard.backends.falkordb_codec import (
@@ -30,6 +21,7 @@ from query_guard.backends.falkordb_codec import (
     parse_statistics,
     query_type,
 )
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
 
 T = TypeVar("T")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from query_guard.cli import main
+from query_guard.cli.main import main
 
 SCHEMA = "(Person, WORKS_AT, Organization), (Person, KNOWS, Person)"
 
@@ -126,7 +126,7 @@ def test_schema_command_reports_an_unreachable_database(
 
 
 def test_disable_help_names_every_built_in_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    from query_guard.plugins import builtin_rule_names
+    from query_guard.guard.registry import builtin_rule_names
 
     with pytest.raises(SystemExit):
         main(["check", "--help"])

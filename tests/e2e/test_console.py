@@ -16,8 +16,8 @@ import aiohttp
 import neo4j
 import pytest
 
-from query_guard.auth import hash_password
-from query_guard.config import parse_config
+from query_guard.config.auth import hash_password
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 
 ALICE = "Basic " + base64.b64encode(b"alice:wonderland").decode()

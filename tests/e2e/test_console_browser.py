@@ -18,8 +18,8 @@ from typing import Any
 import neo4j
 import pytest
 
-from query_guard.auth import hash_password
-from query_guard.config import parse_config
+from query_guard.config.auth import hash_password
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 
 CHROMIUM = Path("/usr/bin/chromium")

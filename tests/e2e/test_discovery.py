@@ -13,14 +13,10 @@ import pytest
 import redis
 
 from query_guard.backends.bolt_relay import BoltRelayBackend
+from query_guard.backends.factory import backend_for_uri, discover_from_uri
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.discovery import (
-    backend_for_uri,
-    discover_from_uri,
-    discover_schema,
-    write_schema_json,
-)
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.discovery import discover_schema, write_schema_json
 
 MOVIE_TRIPLES = {
     ("Person", "ACTED_IN", "Movie"),

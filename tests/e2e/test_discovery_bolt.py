@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 from query_guard.backends.bolt_relay import BoltRelayBackend
-from query_guard.discovery import discover_schema
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.discovery import discover_schema
 
 MOVIE_TYPES = {"ACTED_IN", "DIRECTED", "PRODUCED", "WROTE", "REVIEWED", "FOLLOWS"}
 

@@ -19,7 +19,7 @@ from neo4j import exceptions as nex
 from neo4j import graph as ng
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.e2e.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows, stream_100k_rows
 from tests.e2e.test_server import ServeProcess

@@ -21,10 +21,11 @@ import pytest
 from neo4j import exceptions as nex
 from neo4j import graph as ng
 
-from query_guard.backends.base import GraphNode, GraphPath, GraphRelationship, collect
+from query_guard.backend import collect
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
+from query_guard.values import GraphNode, GraphPath, GraphRelationship
 from tests.driver_values import to_neutral
 from tests.e2e.test_server import ServeProcess
 

@@ -15,8 +15,8 @@ from typing import Any
 import neo4j
 import pytest
 
-from query_guard.cli import main
-from query_guard.config import parse_config
+from query_guard.cli.main import main
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.e2e.test_http_front import call
 

@@ -11,9 +11,9 @@ import pytest
 from neo4j import exceptions as nex
 
 from query_guard.backends.falkordb import FalkorDBBackend, plan_tree
-from query_guard.config import parse_config
-from query_guard.explain import explained_statement
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.compat.explain import explained_statement
+from query_guard.config.load import parse_config
 from tests.background_loop import BoltProxy
 from tests.e2e.test_repair_falkordb import MOVIES
 

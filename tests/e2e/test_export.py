@@ -18,7 +18,7 @@ import redis
 from falkordb import FalkorDB
 
 from query_guard.backends.embedded import EmbeddedFalkorDB
-from query_guard.cli import main
+from query_guard.cli.main import main
 from tests.conftest import graph_url
 from tests.corpora import ROOT
 
@@ -182,8 +182,8 @@ def test_the_embedded_gremlin_graph(tmp_path: Path) -> None:
 
 EDGES_PER_NODE, GENERATED_NODES = 10, 20_000
 _PEAK = """import resource, sys
-from query_guard.cli import main
-import query_guard.export.cli, query_guard.backends.falkordb, query_guard.discovery
+from query_guard.cli.main import main
+import query_guard.export.cli, query_guard.backends.falkordb, query_guard.schema.discovery
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 code = main(sys.argv[1:])
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

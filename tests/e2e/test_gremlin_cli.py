@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from query_guard.cli import main
+from query_guard.cli.main import main
 
 SEGRA = Path(__file__).resolve().parents[2] / "conf" / "segra-similarity.toml"
 

@@ -17,7 +17,7 @@ from gremlin_python.driver.driver_remote_connection import DriverRemoteConnectio
 from gremlin_python.driver.protocol import GremlinServerError
 from gremlin_python.process.anonymous_traversal import traversal
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError
 from query_guard.runner import ProxyThread
 from tests.corpora import DATA, corpus

@@ -19,16 +19,16 @@ from gremlin_python.driver.driver_remote_connection import DriverRemoteConnectio
 from gremlin_python.driver.serializer import GraphBinarySerializersV1, GraphSONSerializersV3d0
 from gremlin_python.process.anonymous_traversal import traversal
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.gremlin.language import GremlinQuery
 from query_guard.gremlin.similarity import GremlinSchema
-from query_guard.gremlin_service import GremlinService
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 from query_guard.model import Finding, Severity
 from query_guard.repair.gremlin import flip_candidates
+from query_guard.run.gremlin_service import GremlinService
 from query_guard.run.runner import Runner
+from query_guard.run.service import QueryResult, QueryService
 from query_guard.runner import ProxyThread
-from query_guard.service import QueryResult, QueryService
 from tests.corpora import DATA
 
 SERIALIZERS = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}

@@ -11,7 +11,7 @@ import pytest
 from gremlin_python.driver.client import Client
 from gremlin_python.driver.protocol import GremlinServerError
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.corpora import ROOT
 

@@ -27,7 +27,7 @@ import neo4j
 import pytest
 from gremlin_python.driver.client import Client
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.run.record import KEYS
 from query_guard.runner import ProxyThread
 

@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 
 MATRIX_CAST = {"Keanu Reeves", "Carrie-Anne Moss", "Laurence Fishburne", "Hugo Weaving",
@@ -253,9 +253,9 @@ def test_cors_is_off_unless_configured(base: str) -> None:
 
 
 def test_cors_for_a_configured_origin() -> None:
+    from query_guard.build import build_guard
     from query_guard.frontends.http import HttpFrontend
-    from query_guard.pipeline import build_guard
-    from query_guard.service import QueryService
+    from query_guard.run.service import QueryService
 
     async def go() -> tuple[Any, ...]:
         front = HttpFrontend("127.0.0.1", 0, QueryService(build_guard(), None),

@@ -20,8 +20,8 @@ from neo4j.graph import Node, Path, Relationship
 from neo4j.spatial import Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from query_guard.auth import hash_password
-from query_guard.config import parse_config
+from query_guard.config.auth import hash_password
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.e2e.test_resource_limits import SLOW_MARKER, SlowRule
 

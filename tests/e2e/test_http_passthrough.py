@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 
 REVERSED = "MATCH (m:Movie {title: 'The Matrix'})-[:ACTED_IN]->(p:Person) RETURN p.name AS name"

@@ -9,9 +9,10 @@ import sqlite3
 
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 from query_guard.model import Action
-from query_guard.pipeline import Guard, build_guard
 from query_guard.sql.query import SqlQuery
 
 CAP = 50

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from query_guard.backends.base import collect
+from query_guard.backend import collect
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.repair.model import BLOCKED, EMPTY, ROWS, RepairOutcome
 from query_guard.repair.repairer import build_repairer
 from query_guard.rules.llm_repair import from_config, parse_reply

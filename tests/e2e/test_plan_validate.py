@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.e2e.test_http_front import call
 

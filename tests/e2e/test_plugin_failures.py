@@ -11,23 +11,23 @@ from typing import Any
 
 import pytest
 
-from query_guard.cli import EXIT_USAGE, main
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.cli.main import EXIT_USAGE, main
+from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError, PluginError
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 from query_guard.model import Finding, Severity
-from query_guard.pipeline import build_guard
 
 BROKEN_IMPORT = "import qg_module_that_does_not_exist\n"
 WRONG_ARGUMENT = '''
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 
 @hookimpl
 def guard_cypher(query, context):
     return []
 '''
 UNKNOWN_HOOK = '''
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 
 @hookimpl
 def guard_cyper(query, ctx):
@@ -105,21 +105,21 @@ def test_on_rule_error_is_validated() -> None:
 
 
 WRAPPER = '''
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 
 @hookimpl(wrapper=True)
 def guard_cypher(query, ctx):
     return (yield)
 '''
 RETURNS_TEXT = '''
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 
 @hookimpl
 def guard_cypher(query, ctx):
     return "looks fine to me"
 '''
 RAISES = '''
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 
 @hookimpl
 def guard_cypher(query, ctx):

@@ -37,7 +37,7 @@ import pytest
 from gremlin_python.driver.client import Client as GremlinClient
 
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.e2e.test_sql_backends import (  # noqa: F401  (fixtures)
     COMMON_READS,

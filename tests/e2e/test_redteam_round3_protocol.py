@@ -19,10 +19,10 @@ import aiohttp
 import pytest
 
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.bolt import messages as m
-from query_guard.bolt.packstream import Structure, packb
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.packstream import Structure, packb
 from tests.fingerprint import Fingerprint, falkordb_fingerprint
 
 READ = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.released AS year"

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from query_guard.backends.base import collect
+from query_guard.backend import collect
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.repair.model import EMPTY, ROWS, RepairOutcome
 from query_guard.repair.repairer import build_repairer
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 MOVIES = SchemaCatalog.from_dict(
     {

@@ -13,10 +13,10 @@ from typing import Any
 import neo4j
 import pytest
 
-from query_guard.backends.base import BackendError, collect
+from query_guard.backend import BackendError, collect
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from tests.background_loop import BoltProxy
 from tests.corpora import read_csv
 from tests.e2e.test_e2e_falkordb import canon_rows, driver_rows

@@ -19,16 +19,16 @@ import pytest
 
 from query_guard.backends.falkordb import FalkorDBBackend
 from query_guard.backends.sql_sqlite import SqliteBackend
-from query_guard.config import parse_config
-from query_guard.context import GuardContext
-from query_guard.gremlin_service import GremlinService
-from query_guard.hookspecs import hookimpl
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.hookspecs import hookimpl
 from query_guard.repair.model import RepairCandidate, RepairRequest, RepairSettings
 from query_guard.repair.repairer import build_repairer
+from query_guard.run.gremlin_service import GremlinService
 from query_guard.run.runner import Runner
-from query_guard.service import QueryResult, QueryService
-from query_guard.sql.service import SqlService
+from query_guard.run.service import QueryResult, QueryService
+from query_guard.run.sql_service import SqlService
+from query_guard.schema.context import GuardContext
 from tests.corpora import DATA
 from tests.e2e.test_repair_falkordb import MOVIES
 from tests.e2e.test_sql_backends import northwind

@@ -16,8 +16,8 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from query_guard.config import parse_config
-from query_guard.hookspecs import hookimpl
+from query_guard.config.load import parse_config
+from query_guard.guard.hookspecs import hookimpl
 from query_guard.runner import ProxyThread
 
 AUTH = ("neo4j", "anything")

@@ -1,12 +1,12 @@
-"""The statements `query_guard.samples` sends for sample values: reads, as the guard judges them,
-whatever the (label, property) names; values shown cut and quoted."""
+"""The statements `query_guard.schema.samples` sends for sample values: reads, as the guard
+judges them, whatever the (label, property) names; values shown cut and quoted."""
 
 from __future__ import annotations
 
 import pytest
 
-from query_guard.pipeline import build_guard
-from query_guard.samples import MAX_CHARS, _shown, sample_query, samples_text
+from query_guard.build import build_guard
+from query_guard.schema.samples import MAX_CHARS, _shown, sample_query, samples_text
 
 
 @pytest.mark.parametrize(("label", "prop"), [

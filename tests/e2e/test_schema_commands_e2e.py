@@ -13,7 +13,7 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from query_guard.backends.base import collect
+from query_guard.backend import collect
 from query_guard.backends.falkordb import FalkorDBBackend
 from query_guard.runner import ProxyThread
 from tests.e2e.test_e2e_falkordb import AUTH, proxy_config

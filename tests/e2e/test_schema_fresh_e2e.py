@@ -15,7 +15,7 @@ import neo4j
 import pytest
 from langchain_neo4j import Neo4jGraph
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 
 AUTH = ("neo4j", "x")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
-from query_guard.schema import SchemaCatalog
-from query_guard.schema_refresh import SchemaRefresher
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.refresh import SchemaRefresher
 
 OLD = {"nodes": {"Person": ["name"], "Company": ["name"]},
        "relationships": [{"start": "Person", "type": "WORKS_AT", "end": "Company"}]}  # fmt: skip
@@ -60,11 +60,11 @@ def test_warm_up_builds_every_parser() -> None:
 def test_the_repair_loop_sees_a_refreshed_schema() -> None:
     """A schema refresh (`Guard.use_schema`) reaches the repair loop, which decides its arrow
     flips from the schema: the loop must not keep the one it was built with."""
-    from query_guard.config import parse_config
-    from query_guard.pipeline import build_guard
+    from query_guard.build import build_guard
+    from query_guard.config.load import parse_config
     from query_guard.repair.candidates import flip_candidates
     from query_guard.repair.repairer import build_repairer
-    from query_guard.schema import SchemaCatalog
+    from query_guard.schema.catalog import SchemaCatalog
 
     old = SchemaCatalog.from_triples("(Person, KNOWS, Person)")
     new = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie)")

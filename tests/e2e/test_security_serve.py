@@ -26,7 +26,7 @@ from neo4j import exceptions as nex
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.e2e.test_e2e_arcadedb import PASSWORD_ENV, bolt_backend
 from tests.e2e.test_e2e_falkordb import AUTH, proxy_config

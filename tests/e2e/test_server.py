@@ -19,12 +19,12 @@ import neo4j
 import pytest
 import redis
 
-from query_guard.backend_factory import make_backend
-from query_guard.backends.base import BackendUnavailable
+from query_guard.backend import BackendUnavailable
 from query_guard.backends.bolt_relay import BoltRelayBackend
 from query_guard.backends.embedded import free_port
+from query_guard.backends.factory import make_backend
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError
 from query_guard.model import Action
 from query_guard.runner import _serve
@@ -161,7 +161,7 @@ def test_proxy_server_guards_and_cleans_up_after_a_failed_start(tmp_path: Path) 
 
 
 def test_cypher_guard_adapts_the_guard_for_the_frontend() -> None:
-    from query_guard.pipeline import build_guard
+    from query_guard.build import build_guard
 
     check = cypher_guard(build_guard())
     assert check("CREATE (n)", {}).action is Action.BLOCK

@@ -30,11 +30,11 @@ import pytest
 from query_guard.backends.limits import TIMEOUT_CODE
 from query_guard.backends.sql_postgres import PostgresBackend
 from query_guard.backends.sql_sqlite import SqliteBackend, build_northwind
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.run.service import QueryResult, QueryService
+from query_guard.run.sql_service import SqlService
 from query_guard.runner import ProxyThread
-from query_guard.service import QueryResult, QueryService
-from query_guard.sql.service import SqlService
 from tests.e2e.test_sql_limits import HUGE_VALUE
 
 # each carries a marker literal, so a database log that ever saw one would show it

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from query_guard.backends.sql_sqlite import SqliteBackend
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.repair.model import RepairSettings
 from query_guard.repair.sql import blank_aggregates
-from query_guard.service import QueryResult, QueryService
-from query_guard.sql.service import SqlService
+from query_guard.run.service import QueryResult, QueryService
+from query_guard.run.sql_service import SqlService
 from tests.e2e.test_sql_backends import Database, _run, database, northwind, postgres
 
 __all__ = ["database", "northwind", "postgres"]  # the fixtures, shared with test_sql_backends
@@ -237,7 +237,7 @@ def test_bindings(text: str, bound: list[str]) -> None:
     import sqlglot
 
     from query_guard.repair.sql_literals import extract_bindings
-    from query_guard.sql.catalog import SqlCatalog
+    from query_guard.schema.sql_catalog import SqlCatalog
 
     catalog = SqlCatalog.from_text(
         "customers(id integer, a text, city text, country text); orders(id integer, city text, "

@@ -21,7 +21,7 @@ from gremlin_python.process.graph_traversal import __
 from gremlin_python.process.traversal import Column, Direction, GType, Order, P, Pick, Scope, T
 from gremlin_python.structure.graph import Path, Vertex
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.corpora import DATA, corpus, read_jsonl
 from tests.tinkerpop_suite import exclusion, run_in_process, run_suite

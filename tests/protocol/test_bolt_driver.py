@@ -22,19 +22,10 @@ import pytest
 import pytz
 from neo4j import exceptions as nex
 
-from query_guard.backends.base import (
-    BackendError,
-    BackendUnavailable,
-    Duration,
-    GraphNode,
-    GraphPath,
-    GraphRelationship,
-    Point,
-    ResultSummary,
-    Temporal,
-)
+from query_guard.backend import BackendError, BackendUnavailable, ResultSummary
 from query_guard.model import Action, Finding, Severity, Verdict
 from query_guard.run.limits import Limits
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point, Temporal
 from tests.background_loop import BoltProxy
 
 AUTH = ("neo4j", "password")

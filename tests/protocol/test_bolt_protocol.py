@@ -16,14 +16,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from query_guard.backends.base import BackendError, BackendUnavailable, ResultSummary, Temporal
-from query_guard.bolt import messages as m
-from query_guard.bolt.context import ServerContext
-from query_guard.bolt.handshake import MAGIC
-from query_guard.bolt.packstream import Structure, Unpacker
-from query_guard.bolt.values import ValueCodec
-from query_guard.frontends.bolt_connection import BoltProtocol
+from query_guard.backend import BackendError, BackendUnavailable, ResultSummary
+from query_guard.frontends.bolt.connection import BoltProtocol
+from query_guard.frontends.bolt.context import ServerContext
 from query_guard.model import Action, Finding, Severity, Verdict
+from query_guard.values import Temporal
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import MAGIC
+from query_guard.wire.bolt_values import ValueCodec
+from query_guard.wire.packstream import Structure, Unpacker
 
 CODEC = ValueCodec()
 HELLO = (m.HELLO, [{"user_agent": "test/1.0", "scheme": "none"}])

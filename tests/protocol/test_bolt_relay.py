@@ -17,17 +17,17 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
+from query_guard.backend import BackendUnavailable, collect
 from query_guard.backends.arcadedb import ArcadeDBServer
-from query_guard.backends.base import BackendUnavailable, collect
 from query_guard.backends.bolt_relay import BoltRelayBackend
+from query_guard.backends.bolt_upstream import UpstreamConnection, decode_record
 from query_guard.backends.embedded import free_port
-from query_guard.bolt import messages as m
-from query_guard.bolt.handshake import SUPPORTED_VERSIONS, client_choice, client_request
-from query_guard.bolt.packstream import Structure, packb
-from query_guard.bolt.upstream import UpstreamConnection, decode_record
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.repair.repairer import build_repairer
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import SUPPORTED_VERSIONS, client_choice, client_request
+from query_guard.wire.packstream import Structure, packb
 from tests.background_loop import BoltProxy
 from tests.e2e.test_e2e_falkordb import READ_QUERIES, canon_rows, driver_rows
 

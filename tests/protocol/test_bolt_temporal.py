@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_guard.backends.base import Temporal
-from query_guard.bolt.packstream import INT64_MAX, INT64_MIN, Structure, Unpacker, packb
-from query_guard.bolt.values import ValueCodec
+from query_guard.values import Temporal
+from query_guard.wire.bolt_values import ValueCodec
+from query_guard.wire.packstream import INT64_MAX, INT64_MIN, Structure, Unpacker, packb
 from tests.budget import examples
 
 BOLT5 = ValueCodec(element_ids=True, utc=True)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from neo4j import spatial
 from neo4j import time as ntime
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.budget import examples
 

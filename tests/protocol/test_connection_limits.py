@@ -12,12 +12,12 @@ from collections.abc import Iterator
 import pytest
 
 from query_guard.backends.falkordb import FalkorDBBackend
-from query_guard.bolt import messages as m
-from query_guard.bolt.handshake import client_request
-from query_guard.bolt.values import ValueCodec
-from query_guard.pipeline import build_guard
+from query_guard.build import build_guard
 from query_guard.run.limits import Limits
 from query_guard.server import cypher_guard
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import client_request
+from query_guard.wire.bolt_values import ValueCodec
 from tests.background_loop import BoltProxy
 
 BOLT_44 = client_request(((4, 4, 0),))

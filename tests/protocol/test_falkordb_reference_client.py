@@ -13,9 +13,10 @@ from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path as FalkorPath
 
-from query_guard.backends.base import GraphNode, GraphPath, GraphRelationship, collect
+from query_guard.backend import collect
 from query_guard.backends.embedded import EmbeddedFalkorDB
 from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.values import GraphNode, GraphPath, GraphRelationship
 from tests.e2e.test_e2e_falkordb import READ_QUERIES, canon_rows
 
 

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 import redis
 
-from query_guard.backends.base import BackendError, BackendUnavailable, collect
+from query_guard.backend import BackendError, BackendUnavailable, collect
 from query_guard.backends.embedded import EmbeddedFalkorDB
 from query_guard.backends.falkordb import FalkorDBBackend
 

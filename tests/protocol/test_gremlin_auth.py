@@ -22,9 +22,9 @@ from gremlin_python.driver.serializer import GraphBinarySerializersV1, GraphSONS
 from gremlin_python.process.anonymous_traversal import traversal
 
 from query_guard.backends.graphersal import GraphersalBackend
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.frontends.gremlin_ws import GremlinFrontend
-from query_guard.pipeline import build_guard
 from query_guard.repair.model import RepairSettings
 from query_guard.run.gremlin import GremlinExecution
 from query_guard.run.guards import LanguageGuard

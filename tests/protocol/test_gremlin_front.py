@@ -22,7 +22,7 @@ from gremlin_python.process.graph_traversal import __
 from gremlin_python.process.traversal import Order, P
 from gremlin_python.structure.graph import Edge, Vertex
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.corpora import DATA
 

@@ -1,5 +1,5 @@
 """The Gremlin front applies the Bolt front's `[limits]` (bindings bounds, the guard's time
-budget, `query_guard.guard_pool`) and reports like it: findings reach the client (status
+budget, `query_guard.run.guard_pool`) and reports like it: findings reach the client (status
 attributes), the audit line and the Prometheus metrics carry the same fields and labels."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from gremlin_python.driver.client import Client
 from gremlin_python.driver.protocol import GremlinServerError
 
-from query_guard.config import parse_config
-from query_guard.hookspecs import hookimpl
+from query_guard.config.load import parse_config
+from query_guard.guard.hookspecs import hookimpl
 from query_guard.runner import ProxyThread
 from tests.corpora import DATA
 

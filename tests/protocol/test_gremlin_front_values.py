@@ -19,9 +19,9 @@ from gremlin_python.process.anonymous_traversal import traversal
 from gremlin_python.statics import BigDecimal
 
 from query_guard.backends.graphersal import SNAPSHOT, to_gremlin
-from query_guard.config import parse_config
-from query_guard.gremlin import wire
+from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
+from query_guard.wire import gremlin as wire
 
 SERIALIZERS = {"graphbinary": GraphBinarySerializersV1, "graphson": GraphSONSerializersV3d0}
 MIMES = {"graphbinary": wire.GRAPHBINARY, "graphson": wire.GRAPHSON3}

@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from query_guard.backends.graphersal_json import JsonVertex, from_json
-from query_guard.gremlin import wire
 from query_guard.gremlin.graphersal_dialect import value
 from query_guard.gremlin.result_shape import PATH, SET, element_map, reshape
+from query_guard.wire import gremlin as wire
 
 GRAPH = gs.Graph.tinkerpop_modern()
 READ = gs.AccessPolicy.read_only()

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
 from query_guard.frontends.http_policy import allowed_hosts
 from query_guard.runner import ProxyThread
 

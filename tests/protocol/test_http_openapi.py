@@ -14,8 +14,8 @@ schemathesis = pytest.importorskip("schemathesis")
 
 from schemathesis.checks import positive_data_acceptance  # noqa: E402
 
-from query_guard.auth import hash_password  # noqa: E402
-from query_guard.config import parse_config  # noqa: E402
+from query_guard.config.auth import hash_password  # noqa: E402
+from query_guard.config.load import parse_config  # noqa: E402
 from query_guard.frontends.openapi import document  # noqa: E402
 from query_guard.runner import ProxyThread  # noqa: E402
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from query_guard.backends.base import Duration
 from query_guard.frontends.json_values import duration_text, from_typed, to_typed
+from query_guard.values import Duration
 
 scalars = (
     st.none()

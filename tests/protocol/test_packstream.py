@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_guard.backends.base import Duration, GraphNode, GraphPath, GraphRelationship, Point
-from query_guard.bolt.packstream import (
+from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
+from query_guard.wire.bolt_values import ValueCodec
+from query_guard.wire.packstream import (
     INT64_MAX,
     INT64_MIN,
     InvalidValue,
@@ -25,7 +26,6 @@ from query_guard.bolt.packstream import (
     packb,
     unpackb,
 )
-from query_guard.bolt.values import ValueCodec
 from tests.budget import examples
 
 BOLT5 = ValueCodec(element_ids=True, utc=True)

@@ -22,10 +22,10 @@ import trustme
 from neo4j import exceptions as nex
 
 from query_guard.backends.embedded import EmbeddedFalkorDB
-from query_guard.config import parse_config
+from query_guard.config.load import parse_config
+from query_guard.config.tls import server_context
 from query_guard.errors import ConfigError
 from query_guard.runner import ProxyThread
-from query_guard.tls import server_context
 from tests.conftest import graph_url
 from tests.corpora import DATA
 

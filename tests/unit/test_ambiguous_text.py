@@ -11,13 +11,14 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from query_guard.config import parse_config
-from query_guard.context import GuardContext
+from query_guard.build import build_guard, default_languages
+from query_guard.config.load import parse_config
 from query_guard.cypher.emit import AmbiguousText, emit_query
 from query_guard.cypher.query import CypherQuery
-from query_guard.pipeline import Guard, build_guard
-from query_guard.plugins import build_plugin_manager
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
 from query_guard.runner import ProxyThread
+from query_guard.schema.context import GuardContext
 from query_guard.sql.query import SqlQuery, UnsafeName
 from tests.e2e.test_e2e_falkordb import AUTH, canon_rows, driver_rows, proxy_config
 
@@ -96,7 +97,8 @@ def test_the_emitter_refuses_such_names_without_the_rule(query: str) -> None:
     with pytest.raises(AmbiguousText, match="a name contains"):
         emit_query(CypherQuery.parse(query))
     pm = build_plugin_manager(builtins=["query_guard.rules.read_only"], entry_points=False)
-    verdict = Guard(pm, GuardContext(settings=parse_config({}).guard)).check(query)
+    ctx = GuardContext(settings=parse_config({}).guard)
+    verdict = Guard(pm, ctx, default_languages()).check(query)
     assert verdict.blocked and verdict.forward == ""
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from query_guard.cli import main
-from query_guard.config import (
+from query_guard.cli.main import main
+from query_guard.config.load import (
     CompatSettings,
     GuardSettings,
     declared_keys,
@@ -23,8 +23,8 @@ from query_guard.config import (
     load_config,
     parse_config,
 )
-from query_guard.config_locate import key_lines
-from query_guard.config_schema import ConfigFile, keys_of, model_at
+from query_guard.config.locate import key_lines
+from query_guard.config.schema import ConfigFile, keys_of, model_at
 from query_guard.errors import ConfigError
 from tests.sources import python_files
 
@@ -202,7 +202,7 @@ def test_keys_are_located_whatever_the_toml_layout(
 
 
 def test_the_locator_follows_strings_arrays_of_tables_and_dates() -> None:
-    from query_guard.config_locate import locate
+    from query_guard.config.locate import locate
 
     text = (
         'top = 1979-05-27 07:32:00Z  # a date and time with a space\n'
@@ -275,7 +275,7 @@ def test_example_config_loads_and_documents_every_key() -> None:
             assert re.search(rf"^# (# )?{path[-1]} = ", text, re.M), path
 
 
-NOT_READERS = {"proxy/config.py", "proxy/config_schema.py", "proxy/config_locate.py"}
+NOT_READERS = {"proxy/config/load.py", "proxy/config/schema.py", "proxy/config/locate.py"}
 # keys the configuration turns into another setting; that setting must be read instead
 DERIVED = {("backend", "databases"): "allowed_databases"}
 TYPED = {
@@ -318,8 +318,8 @@ def test_every_config_key_is_read_somewhere() -> None:
 
 
 def test_every_builtin_rule_option_is_read_by_its_rule() -> None:
-    from query_guard.options import declared_options
-    from query_guard.plugins import build_plugin_manager
+    from query_guard.guard.options import declared_options
+    from query_guard.guard.registry import build_plugin_manager
 
     pm = build_plugin_manager(entry_points=False)
     seen = 0

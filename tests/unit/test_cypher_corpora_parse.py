@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_guard.context import GuardContext
 from query_guard.cypher.parser import CypherSyntaxError, parse
 from query_guard.model import apply_edits
 from query_guard.rules import fences
+from query_guard.schema.context import GuardContext
 from tests.budget import examples
 from tests.corpora import read_csv, read_jsonl
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.cypher.ast_dynamic import LabelDynamic
 from query_guard.cypher.ast_schema import SchemaDefinition
 from query_guard.cypher.emit import emit_query, structure
 from query_guard.cypher.parser import CypherSyntaxError, parse
 from query_guard.cypher.query import CypherQuery
-from query_guard.pipeline import build_guard
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 SCHEMA = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie), (Person, DIRECTED, Movie)")
 READ_ONLY = build_guard(parse_config({}), SCHEMA)

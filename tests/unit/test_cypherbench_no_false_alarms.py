@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from query_guard.config import parse_config
-from query_guard.pipeline import build_guard
-from query_guard.schema import SchemaCatalog
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.schema.catalog import SchemaCatalog
 from tests.corpora import corpus, read_jsonl
 
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 from query_guard.model import Action, Verdict
-from query_guard.pipeline import Guard, build_guard
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 from query_guard.sql.query import SqlQuery
 
 SIZE = 64 * 1024 - 64  # just within the default max_query_bytes

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from query_guard.backend_factory import make_sql_backend
+from query_guard.backends.factory import make_sql_backend
 from query_guard.errors import ConfigError
 from tests.sources import python_files
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from query_guard.context import GuardContext
-from query_guard.pipeline import Guard
-from query_guard.plugins import build_plugin_manager
-from query_guard.schema import SchemaCatalog
+from query_guard.build import default_languages
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
 from tests.corpora import read_data_csv
 
 ROWS = read_data_csv("direction_competition.csv")
@@ -20,7 +21,7 @@ SCHEMA_RULES = [
 
 def _guard(schema: str) -> Guard:
     pm = build_plugin_manager(builtins=SCHEMA_RULES, entry_points=False)
-    return Guard(pm, GuardContext(schema=SchemaCatalog.from_triples(schema)))
+    return Guard(pm, GuardContext(schema=SchemaCatalog.from_triples(schema)), default_languages())
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"row{i}" for i in range(len(ROWS))])

@@ -7,22 +7,22 @@ import tomllib
 
 import pytest
 
-from query_guard.config import load_config
-from query_guard.config_reference import render as configuration_page
-from query_guard.pipeline import build_guard
-from query_guard.rules_listing import builtin_page
+from query_guard.build import build_guard
+from query_guard.cli.rules import builtin_page
+from query_guard.config.load import load_config
+from query_guard.config.reference import render as configuration_page
 from tests.corpora import ROOT
 
 
 def test_configuration_page_is_generated_from_the_schema() -> None:
     page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert page == configuration_page(), (
-        "regenerate: python -m query_guard.config_reference > docs/configuration.md"
+        "regenerate: python -m query_guard.config.reference > docs/configuration.md"
     )
 
 
 def test_every_key_of_the_schema_is_on_the_configuration_page_with_a_meaning() -> None:
-    from query_guard.config import declared_keys
+    from query_guard.config.load import declared_keys
 
     page = configuration_page()
     rows = [line for line in page.splitlines() if line.startswith("| `")]
@@ -34,7 +34,7 @@ def test_every_key_of_the_schema_is_on_the_configuration_page_with_a_meaning() -
 
 def test_rules_page_is_generated_from_the_rule_docstrings() -> None:
     page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
-    assert page == builtin_page(), "regenerate: python -m query_guard.rules_listing > docs/rules.md"
+    assert page == builtin_page(), "regenerate: python -m query_guard.cli.rules > docs/rules.md"
 
 
 def test_bolt_backend_example_is_a_valid_configuration() -> None:

@@ -10,18 +10,19 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from query_guard.cli import main
-from query_guard.config import parse_config
-from query_guard.context import GuardContext
+from query_guard.build import build_guard, default_languages
+from query_guard.cli.main import main
+from query_guard.config.load import parse_config
 from query_guard.cypher import ast
 from query_guard.cypher.emit import AmbiguousText, canonical_string, emit_query, structure
 from query_guard.cypher.lexical import segments
 from query_guard.cypher.parser import parse, parse_tokens
 from query_guard.cypher.query import CypherQuery
-from query_guard.pipeline import Guard, build_guard
-from query_guard.plugins import build_plugin_manager
-from query_guard.schema import SchemaCatalog
-from query_guard.unsafe_chars import UNSAFE
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
+from query_guard.guard.unsafe_chars import UNSAFE
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
 from tests.budget import examples
 from tests.corpora import read_jsonl
 
@@ -76,7 +77,7 @@ def test_emission_examples(source: str, expected: str) -> None:
 def test_carriage_return_comment_trick_is_not_forwarded() -> None:
     """Without the ambiguous_text rule, the emitter alone already sends the judged read."""
     pm = build_plugin_manager(builtins=["query_guard.rules.read_only"], entry_points=False)
-    guard = Guard(pm, GuardContext(settings=parse_config({}).guard))
+    guard = Guard(pm, GuardContext(settings=parse_config({}).guard), default_languages())
     verdict = guard.check("MATCH (m:Movie) //\rCREATE (x:Hacked)\nRETURN m")
     assert not verdict.blocked
     assert verdict.forward == "MATCH (m:Movie) RETURN m"

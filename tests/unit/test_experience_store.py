@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from query_guard.backends.base import BackendError
-from query_guard.config import parse_config
+from query_guard.backend import BackendError
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.experience.library import Experience, UnknownQueryId, open_store
 from query_guard.experience.store import Decay, NewExample, SqliteStore
 from query_guard.experience.templates import cypher_template, gremlin_template, sql_template
 from query_guard.experience.verify import unverified
 from query_guard.model import Finding, Severity
-from query_guard.pipeline import build_guard
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.seen import Seen
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 
 HOUR = 3600.0
 SCHEMA = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie), (Person, DIRECTED, Movie)")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.model import Action
-from query_guard.pipeline import build_guard
 
 GUARD = build_guard(None)
 

@@ -19,12 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.gremlin import ast
 from query_guard.gremlin.errors import GremlinError
 from query_guard.gremlin.parser import parse_traversal
+from query_guard.guard.pipeline import Guard
 from query_guard.model import Verdict
-from query_guard.pipeline import Guard, build_guard
 from tests.budget import examples
 from tests.corpora import ROOT, corpus
 

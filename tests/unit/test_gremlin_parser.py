@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from query_guard.build import build_guard
 from query_guard.gremlin.ast import (
     CardinalityValue,
     DateTimeLit,
@@ -38,9 +39,8 @@ from query_guard.gremlin.errors import GremlinError, GremlinScriptError, Gremlin
 from query_guard.gremlin.language import GremlinQuery, gremlin_language
 from query_guard.gremlin.parser import parse_traversal
 from query_guard.gremlin.printer import quote, to_text
+from query_guard.guard.unsafe_chars import UNSAFE
 from query_guard.model import apply_edits
-from query_guard.pipeline import build_guard
-from query_guard.unsafe_chars import UNSAFE
 from tests.budget import examples
 
 

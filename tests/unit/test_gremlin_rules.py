@@ -23,12 +23,13 @@ from typing import Any
 
 import pytest
 
-from query_guard.config import parse_config
-from query_guard.context import GuardContext
-from query_guard.pipeline import Guard
-from query_guard.plugins import build_plugin_manager
-from query_guard.schema import SchemaCatalog
-from query_guard.testing import check_verdict, guard_settings, parse_fixture
+from query_guard.api.testing import check_verdict, guard_settings, parse_fixture
+from query_guard.build import default_languages
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ROOT = FIXTURES.parent.parent
@@ -58,7 +59,7 @@ def fixture_guard(rule: str, headers: dict[str, list[str]]) -> Guard:
     ctx = GuardContext(
         schema=schema, settings=config.guard, rule_options=config.rules, gremlin=config.gremlin
     )
-    return Guard(pm, ctx, cache_size=0)
+    return Guard(pm, ctx, default_languages(ctx.settings.sql_dialect), cache_size=0)
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def test_gremlin_rule_fixture(path: Path) -> None:
 
 
 def test_every_gremlin_rule_has_fixtures() -> None:
-    from query_guard.plugins import builtin_rule_names
+    from query_guard.guard.registry import builtin_rule_names
 
     rules = [r for r in builtin_rule_names() if r.startswith("gremlin_")]
     assert len(rules) >= 6
@@ -89,14 +90,15 @@ def test_every_gremlin_rule_has_fixtures() -> None:
 
 def test_gremlin_rules_leave_cypher_alone() -> None:
     """The Gremlin rules implement only `guard_gremlin`: a Cypher write passes them untouched."""
-    from query_guard.plugins import BUILTIN_RULES
+    from query_guard.guard.registry import BUILTIN_RULES
 
     gremlin_rules = [m for m in BUILTIN_RULES if m.rsplit(".", 1)[1].startswith("gremlin_")]
     pm = build_plugin_manager(builtins=gremlin_rules, entry_points=False)
     for name, plugin in pm.list_name_plugin():
         if name.startswith("gremlin_"):
             assert not hasattr(plugin, "guard_cypher"), name
-    verdict = Guard(pm, GuardContext(), cache_size=0).check("MATCH (n) DETACH DELETE n")
+    guard = Guard(pm, GuardContext(), default_languages(), cache_size=0)
+    verdict = guard.check("MATCH (n) DETACH DELETE n")
     assert verdict.action == "allow" and not verdict.findings
 
 

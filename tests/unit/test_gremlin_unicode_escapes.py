@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
+from query_guard.build import build_guard
 from query_guard.gremlin import graphersal_dialect
 from query_guard.gremlin.ast import String
 from query_guard.gremlin.parser import parse_traversal
 from query_guard.gremlin.printer import quote
+from query_guard.guard.unsafe_chars import UNSAFE
 from query_guard.model import Action
-from query_guard.pipeline import build_guard
-from query_guard.unsafe_chars import UNSAFE
 
 GUARD = build_guard(None)
 

@@ -12,19 +12,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from query_guard.backends.bolt_relay import BoltRelayBackend
-from query_guard.bolt import messages as m
-from query_guard.bolt.packstream import TooManyValues, Unpacker, packb
-from query_guard.bolt.upstream import Response
-from query_guard.bolt.values import ValueCodec
-from query_guard.config import parse_config
-from query_guard.context import GuardContext
+from query_guard.backends.bolt_upstream import Response
+from query_guard.build import build_guard, default_languages
+from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
 from query_guard.model import Action, Severity
-from query_guard.pipeline import Guard, build_guard
-from query_guard.plugins import build_plugin_manager
 from query_guard.repair.repairer import build_repairer
 from query_guard.rules.resource_limits import check_text, nesting
+from query_guard.schema.context import GuardContext
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_values import ValueCodec
+from query_guard.wire.packstream import TooManyValues, Unpacker, packb
 
 # ---------------------------------------------------------------- the bracket scan
 
@@ -146,7 +147,7 @@ class Crashing:
 @pytest.mark.parametrize("rule", ["read_only", "limits", "resource_limits", "gremlin_read_only"])
 def test_a_crashed_security_or_limit_rule_blocks(rule: str) -> None:
     pm = build_plugin_manager(builtins=(), extra=[Crashing(rule)], entry_points=False)
-    verdict = Guard(pm, GuardContext()).check("MATCH (m:Movie) RETURN m")
+    verdict = Guard(pm, GuardContext(), default_languages()).check("MATCH (m:Movie) RETURN m")
     assert verdict.action is Action.BLOCK
     (finding,) = verdict.findings
     assert finding.code == "GUARD.RULE_ERROR" and finding.severity is Severity.ERROR
@@ -155,7 +156,7 @@ def test_a_crashed_security_or_limit_rule_blocks(rule: str) -> None:
 
 def test_a_crashed_advisory_rule_is_a_warning() -> None:
     pm = build_plugin_manager(builtins=(), extra=[Crashing("unknown_names")], entry_points=False)
-    verdict = Guard(pm, GuardContext()).check("MATCH (m:Movie) RETURN m")
+    verdict = Guard(pm, GuardContext(), default_languages()).check("MATCH (m:Movie) RETURN m")
     assert verdict.action is Action.ALLOW
     assert [(f.code, f.severity) for f in verdict.findings] == [
         ("GUARD.RULE_ERROR", Severity.WARNING)

@@ -7,12 +7,12 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.cypher.parser import parse
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 from query_guard.model import Action, Edit, Finding, Severity
-from query_guard.pipeline import build_guard
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 from tests.budget import examples
 
 SCHEMA = SchemaCatalog.from_dict(
@@ -160,7 +160,7 @@ class _Restless:
 
 
 def test_rounds_are_bounded() -> None:
-    from query_guard.pipeline import MAX_ROUNDS
+    from query_guard.guard.pipeline import MAX_ROUNDS
 
     guard = build_guard(
         parse_config({"guard": {"disable": ["limits"]}}), SCHEMA,

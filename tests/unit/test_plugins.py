@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from query_guard import hookspecs
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
 from query_guard.errors import PluginError
-from query_guard.pipeline import build_guard
-from query_guard.plugins import build_plugin_manager, builtin_rule_names
+from query_guard.guard import hookspecs
+from query_guard.guard.registry import build_plugin_manager, builtin_rule_names
 
 RULE = '''
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
 from query_guard.model import Edit, Finding, Severity
 
 

@@ -11,15 +11,17 @@ import neo4j
 import pytest
 from neo4j import exceptions as nex
 
-from query_guard.bolt import diagnostics as diag
-from query_guard.config import ConfigError, parse_config
-from query_guard.context import GuardContext
+from query_guard.build import default_languages
+from query_guard.config.load import ConfigError, parse_config
 from query_guard.cypher import ast
-from query_guard.cypher.functions import is_allowed_function, render_markdown
+from query_guard.cypher.functions import is_allowed_function
 from query_guard.cypher.parser import parse
+from query_guard.frontends.bolt import diagnostics as diag
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
 from query_guard.model import Verdict
-from query_guard.pipeline import Guard
-from query_guard.plugins import build_plugin_manager
+from query_guard.schema.context import GuardContext
+from query_guard.sql.functions_page import functions_page
 from tests.e2e.test_e2e_falkordb import driver, proxy  # noqa: F401 - module fixtures reused
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +31,7 @@ def guard(served: frozenset[str] = frozenset(), rules: list[str] | None = None, 
     settings = parse_config({"guard": g}).guard
     rules = rules or ["query_guard.rules.read_only", "query_guard.rules.admin_commands"]
     pm = build_plugin_manager(builtins=rules, entry_points=False)
-    return Guard(pm, GuardContext(settings=settings, served_procedures=served))
+    return Guard(pm, GuardContext(settings=settings, served_procedures=served), default_languages())
 
 
 def verdict(query: str, **g: Any) -> Verdict:
@@ -322,8 +324,8 @@ def test_allow_list_module() -> None:
 
 
 def test_functions_doc_is_generated_from_the_module() -> None:
-    assert (ROOT / "docs" / "functions.md").read_text(encoding="utf-8") == render_markdown()
-    assert "`date.truncate`" in render_markdown() and "`apoc.any.property`" in render_markdown()
+    assert (ROOT / "docs" / "functions.md").read_text(encoding="utf-8") == functions_page()
+    assert "`date.truncate`" in functions_page() and "`apoc.any.property`" in functions_page()
 
 
 def test_allowed_functions_config_key() -> None:

@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from query_guard.backends.base import BackendError, BackendUnavailable, ResultSummary, collect
+from query_guard.backend import BackendError, BackendUnavailable, ResultSummary, collect
 from query_guard.backends.falkordb import FalkorDBResult
-from query_guard.context import GuardContext
 from query_guard.cypher.query import CypherQuery
-from query_guard.hookspecs import hookimpl
+from query_guard.guard.hookspecs import hookimpl
+from query_guard.guard.registry import build_plugin_manager
 from query_guard.model import Action, Finding, Severity, Verdict
-from query_guard.plugins import build_plugin_manager
 from query_guard.repair.candidates import aggregate_columns, flip_candidates, relax_case
 from query_guard.repair.cypher import is_read_query
 from query_guard.repair.loop import stop_reason
@@ -31,7 +30,8 @@ from query_guard.repair.model import (
     is_empty,
 )
 from query_guard.repair.repairer import Repairer
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
 
 SCHEMA = SchemaCatalog.from_triples("(Person, ACTED_IN, Movie), (Person, DIRECTED, Movie)")
 

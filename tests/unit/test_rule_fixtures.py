@@ -2,7 +2,7 @@
 tests/fixture_format.py; a .sql case is checked as SQL in `config: sql_dialect=…`).
 
 Headers: `schema` (triples) or `schema-file` (under tests/fixtures/schemas/), `sql-schema`
-(`table(column type, …); …`, proxy/sql/catalog.py), `config` (`key=value` pairs for
+(`table(column type, …); …`, proxy/schema/sql_catalog.py), `config` (`key=value` pairs for
 [guard]), `compat` (`key=value` pairs for [compat]; with it the proxy serves its procedures as
 `build_guard` does), `dialect`, expected `codes` and `action` (both required). Only the named
 rule runs, and a fixture fails if any rule reports GUARD.RULE_ERROR.
@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from query_guard.api.testing import check_verdict, guard_settings, parse_fixture
+from query_guard.build import default_languages
 from query_guard.compat.procedures import SERVED_PROCEDURES
-from query_guard.config import parse_config
-from query_guard.context import GuardContext
-from query_guard.pipeline import Guard
-from query_guard.plugins import build_plugin_manager
-from query_guard.schema import SchemaCatalog
-from query_guard.sql.catalog import SqlCatalog
-from query_guard.testing import check_verdict, guard_settings, parse_fixture
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
+from query_guard.schema.catalog import SchemaCatalog
+from query_guard.schema.context import GuardContext
+from query_guard.schema.sql_catalog import SqlCatalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -49,7 +50,7 @@ def _guard(rule: str, headers: dict[str, str]) -> Guard:
         dialect=headers.get("dialect", ""),
         sql_schema=sql_schema,
     )
-    return Guard(pm, ctx)
+    return Guard(pm, ctx, default_languages(ctx.settings.sql_dialect))
 
 
 def _language(path: Path) -> str:
@@ -65,7 +66,7 @@ def test_rule_fixture(path: Path) -> None:
 
 
 def test_every_builtin_rule_has_fixtures() -> None:
-    from query_guard.plugins import builtin_rule_names
+    from query_guard.guard.registry import builtin_rule_names
 
     missing = [r for r in builtin_rule_names() if not list((FIXTURES / r).glob("*.cypher"))]
     assert not missing, f"rules without fixtures: {missing}"

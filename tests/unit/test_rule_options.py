@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from query_guard.cli import main
-from query_guard.config import parse_config
+from query_guard.build import build_guard
+from query_guard.cli.main import main
+from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError
-from query_guard.pipeline import build_guard
 
 RULE = '''
 """No star — flags RETURN * (an example third-party rule)."""
@@ -114,7 +114,7 @@ def test_a_disabled_rule_may_keep_its_table() -> None:
 
 
 def test_rule_option_errors_name_the_file_line(no_star: str, tmp_path: Path) -> None:
-    from query_guard.config import load_config
+    from query_guard.config.load import load_config
 
     path = tmp_path / "conf.toml"
     path.write_text('[guard]\nread_only = true\n\n[rules."no_star"]\nseverity = "loud"\n')
@@ -131,7 +131,7 @@ def test_rule_option_errors_name_the_file_line(no_star: str, tmp_path: Path) -> 
 def test_options_produce_a_pydantic_model_and_take_any_annotation() -> None:
     from typing import Literal
 
-    from query_guard.options import Option, options_model, resolve_options
+    from query_guard.guard.options import Option, options_model, resolve_options
 
     declared = {
         "schema": Option(Literal["a", "b"], "a", "a name pydantic models use themselves"),

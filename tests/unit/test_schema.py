@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from query_guard.errors import SchemaFormatError
-from query_guard.schema import SchemaCatalog
+from query_guard.schema.catalog import SchemaCatalog
 from tests.corpora import corpus
 
 

@@ -9,17 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from query_guard.build import default_languages
 from query_guard.compat.served import idempotent
-from query_guard.config import parse_config
-from query_guard.context import GuardContext
+from query_guard.config.load import parse_config
 from query_guard.cypher import ast
 from query_guard.cypher.ast_schema import SchemaDefinition
 from query_guard.cypher.emit import Unforwardable, canonical_name, emit_query, structure
 from query_guard.cypher.parser import CypherSyntaxError, parse
 from query_guard.cypher.query import CypherQuery
 from query_guard.cypher.statement import query_type
-from query_guard.pipeline import Guard
-from query_guard.plugins import build_plugin_manager
+from query_guard.guard.pipeline import Guard
+from query_guard.guard.registry import build_plugin_manager
+from query_guard.schema.context import GuardContext
 from tests.budget import examples
 
 
@@ -158,7 +159,7 @@ def test_comments_and_odd_spacing_are_reprinted_canonically() -> None:
 def _guard(**g: object) -> Guard:
     settings_ = parse_config({"guard": {"read_only": False, **g}}).guard
     pm = build_plugin_manager(builtins=["query_guard.rules.read_only"], entry_points=False)
-    return Guard(pm, GuardContext(settings=settings_))
+    return Guard(pm, GuardContext(settings=settings_), default_languages())
 
 
 @pytest.mark.parametrize(
@@ -240,7 +241,7 @@ def test_generated_index_commands_round_trip(case: tuple[str, str, list[str]]) -
 
 
 def test_options_are_judged_like_any_expression() -> None:
-    from query_guard.pipeline import build_guard
+    from query_guard.build import build_guard
 
     guard = build_guard(parse_config({"guard": {"read_only": False}}))
     sneaky = guard.check(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from query_guard.build import build_guard
+from query_guard.guard.pipeline import Guard
 from query_guard.model import Severity, Verdict
-from query_guard.pipeline import Guard, build_guard
 from tests.security_corpus import CYPHER_ATTACKS, GREMLIN_ATTACKS, ORDINARY_READS, Case
 
 # The fixes an ordinary read may receive and still count as allowed.

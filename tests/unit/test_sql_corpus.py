@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from query_guard.config import parse_config
-from query_guard.pipeline import Guard, build_guard
-from query_guard.sql.catalog import SqlCatalog
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
+from query_guard.schema.sql_catalog import SqlCatalog
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "spider"
 

@@ -11,8 +11,9 @@ from functools import cache
 import pytest
 from sqlglot import exp
 
-from query_guard.config import parse_config
-from query_guard.pipeline import Guard, build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 from query_guard.sql.functions import SQLGLOT_PURE
 
 # (function name the message must carry, query): all of them PostgreSQL

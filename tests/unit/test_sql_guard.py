@@ -10,8 +10,9 @@ from functools import cache
 
 import pytest
 
-from query_guard.config import parse_config
-from query_guard.pipeline import Guard, build_guard
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 
 ATTACKS: list[tuple[str, str]] = [
     # writes and DDL as statements

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from query_guard.backends.base import BackendError
-from query_guard.config import parse_config
+from query_guard.backend import BackendError
+from query_guard.build import build_guard
+from query_guard.config.load import parse_config
+from query_guard.guard.pipeline import Guard
 from query_guard.model import Verdict
-from query_guard.pipeline import Guard, build_guard
-from query_guard.service import QueryService
-from query_guard.sql.catalog import SqlCatalog
-from query_guard.sql.service import SqlService
+from query_guard.run.service import QueryService
+from query_guard.run.sql_service import SqlService
+from query_guard.schema.sql_catalog import SqlCatalog
 from tests.e2e.test_sql_backends import Database, _run, northwind, postgres
 
 __all__ = ["northwind", "postgres"]  # the fixtures, shared with test_sql_backends

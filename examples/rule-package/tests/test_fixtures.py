@@ -18,7 +18,7 @@ def test_fixture(path: Path) -> None:
 
 
 def test_the_installed_rule_is_loaded_by_its_entry_point() -> None:
-    from query_guard.pipeline import build_guard
+    from query_guard.build import build_guard
 
     verdict = build_guard().check("MATCH (a:Person), (b:Movie) RETURN a.name, b.title")
     assert "PAT.CARTESIAN" in verdict.codes

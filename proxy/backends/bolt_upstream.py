@@ -1,0 +1,320 @@
+"""One client connection to an upstream Bolt server, written on our own codec (no driver).
+
+Requests are pipelined: `queue()` appends a message and returns its `Response`, `flush()` sends
+everything queued in one write, and the server's replies fill the responses in order. RECORD
+messages are kept as their framed wire bytes and never decoded here, so a result can go to a
+Bolt client as it came; summaries (SUCCESS / FAILURE / IGNORED) are decoded.
+
+A connection opened with a `silence` bound (the relay's: `[limits] query_timeout_ms` plus a
+grace) is a watchdog for servers that ignore the Bolt `tx_timeout` (ArcadeDB): when a request
+waits and the server sends nothing for that long, the connection is aborted and every waiting
+request fails with `LIM.TIMEOUT`, so a client never waits far past the query timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections import deque
+from typing import Any
+
+from query_guard.backend import BackendError, BackendUnavailable
+from query_guard.backends.limits import is_timeout, timeout_error
+from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_handshake import HandshakeError, Version, client_choice, client_request
+from query_guard.wire.bolt_values import ValueCodec
+from query_guard.wire.packstream import PackStreamError, Unpacker
+
+LOST = -1  # Response.tag when the connection died before the reply came
+SILENT = -2  # Response.tag when the server sent nothing for `silence` seconds (aborted)
+USER_AGENT = "query-guard/0.1"
+UNKNOWN_ERROR = "Neo.DatabaseError.General.UnknownError"
+
+
+class Response:
+    """The reply to one request: its summary `tag` and `metadata`, the RECORDs before it
+    (framed wire bytes, appended to `records` when the request streams), and `done`."""
+
+    __slots__ = ("done", "metadata", "records", "tag")
+
+    def __init__(self, done: asyncio.Future[None], records: list[bytes] | None) -> None:
+        self.done = done
+        self.records = records
+        self.tag = 0
+        self.metadata: dict[str, Any] = {}
+
+    @property
+    def ok(self) -> bool:
+        return self.tag == m.SUCCESS
+
+    def error(self, what: str = "request") -> BackendError:
+        """The failure this reply stands for (call when not `ok`)."""
+        if self.tag == LOST:
+            return BackendUnavailable(f"the Bolt upstream closed the connection during a {what}")
+        if self.tag == SILENT:
+            return timeout_error(None, f"the Bolt upstream sent nothing during a {what}")
+        if self.tag == m.IGNORED:
+            return BackendError(f"the Bolt upstream ignored the {what}", UNKNOWN_ERROR)
+        meta = self.metadata
+        code = meta.get("code") or meta.get("neo4j_code") or UNKNOWN_ERROR
+        if is_timeout(str(code)):  # the upstream's tx_timeout ([limits] query_timeout_ms)
+            return timeout_error(None, str(meta.get("message") or code), str(code))
+        return BackendError(str(meta.get("message") or code), str(code))
+
+
+class UpstreamConnection(asyncio.Protocol):
+    """A Bolt connection to the database; `open()` it, then queue / flush / await."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.version: Version = (0, 0)
+        self.codec = ValueCodec()
+        self.server_agent = ""
+        self.needs_reset = False  # a FAILURE put the server in FAILED: RESET before reuse
+        self.lost = False
+        self._buf = bytearray()
+        self._out = bytearray()
+        self._responses: deque[Response] = deque()
+        self._loop = asyncio.get_running_loop()
+        self._greeting: asyncio.Future[bytes] = self._loop.create_future()
+        self.silence: float | None = None  # seconds without a byte while a request waits
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._silent = False
+
+    # -- opening --------------------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        host: str,
+        port: int,
+        auth: dict[str, Any],
+        *,
+        tls: ssl.SSLContext | None = None,
+        timeout: float = 10.0,
+        silence: float | None = None,
+    ) -> UpstreamConnection:
+        """Connect, negotiate a version, HELLO (and LOGON). Raises BackendUnavailable when
+        the server cannot be reached, BackendError with the server's code when it refuses."""
+        loop = asyncio.get_running_loop()
+        conn: UpstreamConnection | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                _, conn = await loop.create_connection(cls, host, port, ssl=tls)
+                await conn._greet(auth)
+        except (OSError, TimeoutError, HandshakeError) as exc:
+            if conn is not None:
+                conn.close()
+            raise BackendUnavailable(f"Bolt upstream {host}:{port}: {exc or 'timed out'}") from exc
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        conn.silence = silence  # armed after the handshake (its own `timeout` bounds that)
+        return conn
+
+    async def _greet(self, auth: dict[str, Any]) -> None:
+        assert self.transport is not None
+        self.transport.write(client_request())
+        self.version = client_choice(await self._greeting)
+        self.codec = ValueCodec(element_ids=self.version >= (5, 0), utc=self.version >= (5, 0))
+        hello: dict[str, Any] = {"user_agent": USER_AGENT}
+        if self.version >= (5, 3):
+            hello["bolt_agent"] = {"product": USER_AGENT}
+        if self.version == (4, 4):
+            hello["patch_bolt"] = ["utc"]
+        replies = []
+        if self.version >= (5, 1):
+            replies.append(self.queue(m.HELLO, [hello]))
+            replies.append(self.queue(m.LOGON, [auth]))
+        else:
+            replies.append(self.queue(m.HELLO, [{**hello, **auth}]))
+        self.flush()
+        for reply in replies:
+            await reply.done
+            if not reply.ok:
+                raise reply.error("logon")
+        meta = replies[0].metadata
+        self.server_agent = str(meta.get("server", ""))
+        if self.version == (4, 4) and "utc" not in (meta.get("patch_bolt") or []):
+            self.codec = ValueCodec(element_ids=False, utc=False)
+
+    # -- requests -------------------------------------------------------------------------
+
+    def queue(self, tag: int, fields: list[Any], records: list[bytes] | None = None) -> Response:
+        """Append a request (sent by the next `flush()`); `records` collects its RECORDs."""
+        response = Response(self._loop.create_future(), records)
+        if self.lost:
+            response.tag = LOST
+            response.done.set_result(None)
+            return response
+        m.encode_message(self._out, tag, fields, self.codec)
+        self._responses.append(response)
+        return response
+
+    def flush(self) -> None:
+        out, self._out = self._out, bytearray()
+        if out and self.transport is not None and not self.lost:
+            self.transport.write(out)
+            self._watch()
+
+    # -- the silence watchdog -------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """(Re)arm the watchdog while a request waits; disarm it when none does."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        if self.silence and self._responses and not self.lost:
+            self._watchdog = self._loop.call_later(self.silence, self._fall_silent)
+
+    def _fall_silent(self) -> None:
+        self._watchdog = None
+        if not self._responses or self.lost:
+            return
+        self._silent = True
+        self._broken(f"no reply for {self.silence:g} s")
+
+    def reset_later(self) -> None:
+        """Pipeline a RESET (nobody waits for it): the next request queues behind it."""
+        self.needs_reset = False
+        self.queue(m.RESET, [])
+        self.flush()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            if not self.lost and not self._responses:
+                self.transport.write(b"\x00\x02\xb0\x02\x00\x00")  # GOODBYE
+            self.transport.close()
+        self._lose()
+
+    # -- asyncio.Protocol -----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports do not subclass asyncio.Transport: no isinstance check
+        self.transport = transport  # type: ignore[assignment]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lose()
+
+    def data_received(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        if not self._greeting.done():
+            if len(buf) < 4:
+                return
+            self._greeting.set_result(bytes(buf[:4]))
+            del buf[:4]
+        try:
+            used = self._messages(buf)
+        except (PackStreamError, IndexError) as exc:
+            self._broken(f"unreadable reply: {exc}")
+            return
+        if used:
+            del buf[:used]
+        if self._watchdog is not None:  # the server is alive: the whole bound again, or done
+            self._watch()
+
+    def _messages(self, buf: bytearray) -> int:
+        """Dispatch every complete message in `buf`; returns the bytes consumed."""
+        pos, end = 0, len(buf)
+        responses = self._responses
+        while end - pos >= 2:
+            size = (buf[pos] << 8) | buf[pos + 1]
+            if size == 0:  # NOOP between messages
+                pos += 2
+                continue
+            stop = pos + 2 + size
+            if stop + 2 <= end and buf[stop] == 0 and buf[stop + 1] == 0:
+                body_start, after = pos + 2, stop + 2  # one chunk: the common case
+                body: bytes | bytearray | None = None
+            else:
+                found = _multi_chunk(buf, pos, end)
+                if found is None:
+                    break
+                after, body = found
+                body_start = -1
+            if not responses:
+                self._broken("a reply nobody asked for")
+                return pos
+            head = responses[0]
+            tag = buf[body_start + 1] if body is None else body[1]
+            if tag == m.RECORD:
+                if head.records is None:
+                    self._broken("a RECORD for a request that streams none")
+                    return pos
+                head.records.append(bytes(buf[pos:after]))
+            else:
+                responses.popleft()
+                self._finish(head, buf[body_start:stop] if body is None else body)
+            pos = after
+        return pos
+
+    def _finish(self, response: Response, body: bytes | bytearray) -> None:
+        unpacker = Unpacker(body)  # type: ignore[arg-type]
+        size, tag = unpacker.structure_header()
+        response.tag = tag
+        if size:
+            meta = unpacker.unpack(1)
+            response.metadata = meta if isinstance(meta, dict) else {}
+        if tag == m.FAILURE:
+            self.needs_reset = True
+        if not response.done.done():
+            response.done.set_result(None)
+
+    def _broken(self, why: str) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+        self._lose()
+
+    def _lose(self) -> None:
+        self.lost = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        tag = SILENT if self._silent else LOST
+        if not self._greeting.done():
+            self._greeting.set_exception(ConnectionResetError("closed during the handshake"))
+            self._greeting.exception()  # retrieved: whoever awaits it sees the error
+        while self._responses:
+            response = self._responses.popleft()
+            response.tag = tag
+            if not response.done.done():
+                response.done.set_result(None)
+
+
+def _multi_chunk(buf: bytearray, pos: int, end: int) -> tuple[int, bytes] | None:
+    """(end of the message, its body) for a message spanning several chunks, or None while
+    it is incomplete."""
+    body = bytearray()
+    while end - pos >= 2:
+        size = (buf[pos] << 8) | buf[pos + 1]
+        pos += 2
+        if size == 0:
+            return pos, bytes(body)
+        if end - pos < size:
+            return None
+        body += buf[pos : pos + size]
+        pos += size
+    return None
+
+
+def record_body(wire: bytes) -> bytes:
+    """The message body of one framed RECORD (its chunks joined)."""
+    size = (wire[0] << 8) | wire[1]
+    if size + 4 == len(wire):
+        return wire[2:-2]
+    found = _multi_chunk(bytearray(wire), 0, len(wire))
+    if found is None:
+        raise PackStreamError("truncated RECORD")
+    return found[1]
+
+
+def decode_record(wire: bytes, codec: ValueCodec) -> list[Any]:
+    """One framed RECORD as neutral values (graph types, temporal values hydrated)."""
+    unpacker = Unpacker(record_body(wire), codec.hydrate)
+    unpacker.structure_header()
+    values = unpacker.unpack(1)
+    if not isinstance(values, list):
+        raise PackStreamError("RECORD without a list of values")
+    return values

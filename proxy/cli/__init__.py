@@ -1,0 +1,1 @@
+"""The `query-guard` command and its subcommands."""
