@@ -18,9 +18,10 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from query_guard.experience.library import OUTCOMES, UnknownQueryId
+from query_guard.frontends.http_experience import grounding
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.mcp_sdk import annotations, new_server, tool_result
-from query_guard.grounding_context import context_text, schema_text
+from query_guard.grounding_context import schema_text
 from query_guard.model import Severity, Verdict
 from query_guard.plan import PlanShapeError
 from query_guard.samples import MAX_SAMPLES, sample_values, samples_text
@@ -74,7 +75,8 @@ def build_mcp(
     async def get_context(samples: int = 0, question: str | None = None, examples: int = 3) -> Any:
         schema = service.guard.ctx.schema
         n = max(0, min(int(samples), MAX_SAMPLES))
-        text = context_text(schema, samples_text(await sample_values(service.backend, schema, n)))
+        samples = samples_text(await sample_values(service.backend, schema, n))
+        text = await grounding(service, samples)
         if not question:
             return text
         k = max(0, min(int(examples), MAX_EXAMPLES))
