@@ -25,7 +25,14 @@ from query_guard.config import Config
 from query_guard.errors import ConfigError
 from query_guard.experience.embeddings import Embeddings, blend
 from query_guard.experience.sqlite_store import SqliteStore
-from query_guard.experience.store import Decay, ExperienceStore, NewExample, rank
+from query_guard.experience.store import (
+    Decay,
+    ExperienceStore,
+    NewExample,
+    query_hints,
+    question_shape,
+    rank,
+)
 from query_guard.experience.templates import Template, template_of
 from query_guard.experience.verify import left_warnings, unverified
 from query_guard.run.seen import Seen
@@ -165,8 +172,10 @@ class Experience:
             template = template_of(language, query, self.dialect)
             if not self.store_literals:
                 question, query = masked(question, template), template.text
+            shape = question_shape(masked(question, template))
             example = NewExample(database, language, question.strip(), query, template.text,
-                                 fingerprint, codes, rows, sorted(template.elements))  # fmt: skip
+                                 fingerprint, codes, rows, sorted(template.elements),
+                                 shape, query_hints(template.text))  # fmt: skip
             self.store.deposit(example, run_id, self.clock(), self.max_examples)
             self.size = self.store.count()
         except Exception:  # learning must never disturb serving

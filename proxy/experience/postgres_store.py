@@ -1,7 +1,7 @@
 """The shared experience store (`[experience] store = "postgresql://…"`): one library for
 every proxy that names the same database. Same tables and ranking as the embedded store
 (`query_guard.experience.store`), with PostgreSQL's full text in place of FTS5: a generated
-`tsvector` over the question and the schema names its query uses (English stemming, a GIN
+`tsvector` over the question's shape and the schema names its query uses (English stemming, a GIN
 index), matched by any word of the question and ranked by `ts_rank`.
 
 Proxies write concurrently: a deposit inserts or updates its example under a row lock, and an
@@ -28,6 +28,7 @@ from query_guard.experience.store import (
     full,
     loadable,
     match_words,
+    question_shape,
 )  # fmt: skip
 
 T = TypeVar("T")
@@ -40,7 +41,8 @@ CREATE TABLE IF NOT EXISTS qg_examples (
     created DOUBLE PRECISION NOT NULL, last_used DOUBLE PRECISION NOT NULL, names TEXT NOT NULL,
     pinned INTEGER NOT NULL DEFAULT 0, banned INTEGER NOT NULL DEFAULT 0,
     wrong INTEGER NOT NULL DEFAULT 0, stale INTEGER NOT NULL DEFAULT 0, vector TEXT,
-    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', question || ' ' || names)) STORED,
+    shape TEXT NOT NULL DEFAULT '',
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', shape || ' ' || names)) STORED,
     UNIQUE (database, language, template, question)
 );
 CREATE INDEX IF NOT EXISTS qg_examples_tsv ON qg_examples USING GIN (tsv);
@@ -92,11 +94,11 @@ class PostgresStore:
         async with self.db.transaction():
             example_id = await self.db.fetchval(
                 "INSERT INTO qg_examples (database, language, template, question, query, "
-                "fingerprint, codes, rows, weight, stamp, uses, created, last_used, names) "
-                "VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,1,$10,$10,$11) "
+                "fingerprint, codes, rows, weight, stamp, uses, created, last_used, names, "
+                "shape) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,1,$10,$10,$11,$12) "
                 "ON CONFLICT (database, language, template, question) DO NOTHING RETURNING id",
                 *key, ex.query, ex.fingerprint, json.dumps(ex.codes), ex.rows,
-                self.decay.deposit, now, ex.names,
+                self.decay.deposit, now, ex.names, ex.shape,
             )  # fmt: skip
             if example_id is None:
                 row = await self.db.fetchrow(
@@ -253,6 +255,7 @@ class PostgresStore:
         """An exported example read back (`import`): replaces one with the same key."""
         row = loadable(example)
         row.setdefault("names", "")
+        row.setdefault("shape", question_shape(row["question"]))
 
         async def go() -> int:
             async with self.db.transaction():

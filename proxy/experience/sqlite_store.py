@@ -20,6 +20,7 @@ from query_guard.experience.store import (
     full,
     loadable,
     match_words,
+    question_shape,
 )  # fmt: skip
 
 _SCHEMA = """
@@ -31,17 +32,18 @@ CREATE TABLE IF NOT EXISTS examples (
     created REAL NOT NULL, last_used REAL NOT NULL, names TEXT NOT NULL,
     pinned INTEGER NOT NULL DEFAULT 0, banned INTEGER NOT NULL DEFAULT 0,
     wrong INTEGER NOT NULL DEFAULT 0, stale INTEGER NOT NULL DEFAULT 0, vector TEXT,
+    shape TEXT NOT NULL DEFAULT '',
     UNIQUE (database, language, template, question)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS examples_fts USING fts5(
-    question, names, content='examples', content_rowid='id', tokenize='porter unicode61'
+    shape, names, content='examples', content_rowid='id', tokenize='porter unicode61'
 );
 CREATE TRIGGER IF NOT EXISTS examples_ai AFTER INSERT ON examples BEGIN
-    INSERT INTO examples_fts(rowid, question, names) VALUES (new.id, new.question, new.names);
+    INSERT INTO examples_fts(rowid, shape, names) VALUES (new.id, new.shape, new.names);
 END;
 CREATE TRIGGER IF NOT EXISTS examples_ad AFTER DELETE ON examples BEGIN
-    INSERT INTO examples_fts(examples_fts, rowid, question, names)
-    VALUES ('delete', old.id, old.question, old.names);
+    INSERT INTO examples_fts(examples_fts, rowid, shape, names)
+    VALUES ('delete', old.id, old.shape, old.names);
 END;
 CREATE TABLE IF NOT EXISTS elements (
     database TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
@@ -52,7 +54,11 @@ CREATE TABLE IF NOT EXISTS runs (
     database TEXT NOT NULL, elements TEXT NOT NULL
 );
 """
-_ADDED = {"stale": "INTEGER NOT NULL DEFAULT 0", "vector": "TEXT"}
+_ADDED = {"stale": "INTEGER NOT NULL DEFAULT 0", "vector": "TEXT",
+          "shape": "TEXT NOT NULL DEFAULT ''"}  # fmt: skip
+# the index of the first version (over the question itself), replaced by one over the shape
+_OLD_INDEX = "DROP TRIGGER IF EXISTS examples_ai; DROP TRIGGER IF EXISTS examples_ad; " \
+             "DROP TABLE IF EXISTS examples_fts;"
 _KEY = "database=? AND language=? AND template=? AND question=?"
 
 
@@ -67,11 +73,26 @@ class SqliteStore:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        self._upgrade()
         self.db.executescript(_SCHEMA)
+
+    def _upgrade(self) -> None:
+        """A library written by an earlier version: new columns, the index over the shape."""
         have = {row[1] for row in self.db.execute("PRAGMA table_info(examples)")}
-        for column, kind in _ADDED.items():  # a library written by an earlier version
+        if not have:
+            return
+        for column, kind in _ADDED.items():
             if column not in have:
                 self.db.execute(f"ALTER TABLE examples ADD COLUMN {column} {kind}")
+        indexed = {row[1] for row in self.db.execute("PRAGMA table_info(examples_fts)")}
+        if "shape" not in indexed:
+            with self.db:
+                self.db.executescript(_OLD_INDEX)
+                for row in self.db.execute("SELECT id, question FROM examples").fetchall():
+                    self.db.execute("UPDATE examples SET shape=? WHERE id=?",
+                                    (question_shape(row[1]), row[0]))  # fmt: skip
+            self.db.executescript(_SCHEMA)
+            self.db.execute("INSERT INTO examples_fts(examples_fts) VALUES ('rebuild')")
 
     def close(self) -> None:
         self.db.close()
@@ -88,11 +109,11 @@ class SqliteStore:
             if row is None:
                 cursor = self.db.execute(
                     "INSERT INTO examples (database, language, question, query, template, "
-                    "fingerprint, codes, rows, weight, stamp, uses, created, last_used, names) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
+                    "fingerprint, codes, rows, weight, stamp, uses, created, last_used, names, "
+                    "shape) VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?,?)",
                     (*key[:2], example.question, example.query, example.template,
                      example.fingerprint, json.dumps(example.codes), example.rows,
-                     self.decay.deposit, now, now, now, example.names),
+                     self.decay.deposit, now, now, now, example.names, example.shape),
                 )  # fmt: skip
                 example_id = int(cursor.lastrowid or 0)
             else:
@@ -235,6 +256,7 @@ class SqliteStore:
         """An exported example read back (`import`): replaces one with the same key."""
         row = loadable(example)
         row.setdefault("names", "")
+        row.setdefault("shape", question_shape(row["question"]))
         with self.db:
             key = (row["database"], row["language"], row["template"], row["question"])
             self.db.execute(f"DELETE FROM examples WHERE {_KEY}", key)

@@ -21,7 +21,7 @@ WITHHELD_AFTER = 3  # "wrong" reports (net of "correct" ones) that withhold an e
 CANDIDATES = 200  # full-text matches re-ranked by weight
 FIELDS = ("id", "database", "language", "question", "query", "template", "fingerprint",
           "codes", "rows", "weight", "stamp", "uses", "created", "last_used", "names",
-          "pinned", "banned", "wrong", "stale")  # fmt: skip
+          "pinned", "banned", "wrong", "stale", "shape")  # fmt: skip
 FLAGS = ("pinned", "banned", "stale")
 
 
@@ -38,11 +38,15 @@ class NewExample:
     codes: list[str]
     rows: int
     elements: list[tuple[str, str]]
+    shape: str = ""  # what the index holds of the question (`question_shape`)
+
+    hints: str = ""  # words for what its query does (`query_hints`)
 
     @property
     def names(self) -> str:
-        """The schema names its query uses, as words for the full-text index."""
-        return " ".join(sorted({index_words(n) for _, n in self.elements}))
+        """The schema names its query uses, and what it does, as words for the index."""
+        names = " ".join(sorted({index_words(n) for _, n in self.elements}))
+        return f"{names} {self.hints}".strip()
 
 
 @dataclass(frozen=True)
@@ -96,28 +100,79 @@ class ExperienceStore(Protocol):
 
 def rank(rows: Iterable[Mapping[str, Any]], k: int, decay: Decay, now: float
          ) -> list[dict[str, Any]]:  # fmt: skip
-    """At most `k` of `rows` (each with its full-text `relevance`), best first: pinned ones
-    first, then relevance times weight (the older on a tie); one per template."""
-    scored = []
+    """At most `k` of `rows` (each with its full-text `relevance`), best first, one per
+    template: pinned ones first, then relevance times the square root of the weight (weight
+    breaks near ties and lifts what worked, without drowning relevance), the older on a tie."""
+    best: dict[tuple[str, str], tuple[bool, float, Mapping[str, Any]]] = {}
     for row in rows:
         weight = decay.now(row["weight"], row["stamp"], now)
-        scored.append((bool(row["pinned"]), max(float(row["relevance"]), 1e-9) * weight, row))
-    scored.sort(key=lambda s: (s[0], s[1], -s[2]["id"]), reverse=True)  # ties: the older
-    out: list[dict[str, Any]] = []
-    templates: set[tuple[str, str]] = set()
-    for _, _, row in scored:
-        if (row["language"], row["template"]) in templates:
-            continue
-        templates.add((row["language"], row["template"]))
-        out.append(served(row, decay.now(row["weight"], row["stamp"], now)))
-        if len(out) == k:
-            break
-    return out
+        score = max(float(row["relevance"]), 1e-9) * weight**0.5
+        key = (row["language"], row["template"])
+        candidate = (bool(row["pinned"]), score, row)
+        held = best.get(key)
+        if held is None or (candidate[0], score, -row["id"]) > (held[0], held[1], -held[2]["id"]):
+            best[key] = candidate
+    ordered = sorted(best.values(), key=lambda b: (b[0], b[1], -b[2]["id"]), reverse=True)
+    return [served(row, decay.now(row["weight"], row["stamp"], now)) for _, _, row in ordered[:k]]
+
+
+# words that say how to ask, not what: function words and the requests every question makes
+UNASKED = frozenset({
+    "a", "all", "an", "and", "are", "as", "at", "be", "been", "by", "first", "find", "for",
+    "from", "has", "have", "in", "is", "it", "its", "list", "me", "name", "of", "on", "or",
+    "show", "that", "the", "their", "to", "top", "was", "were", "what", "with",
+})  # fmt: skip
 
 
 def match_words(question: str) -> list[str]:
-    """The question's words, lower case, each once (what the full-text query matches)."""
-    return sorted(set(re.findall(r"\w+", question.lower())))
+    """The words of the question's shape, each once, but those in `UNASKED` (what the
+    full-text query matches); its plain words when that leaves none ("Tom Hanks?")."""
+    words = set(question_shape(question).split() or re.findall(r"\w+", question.lower()))
+    return sorted(words - UNASKED) or sorted(words)
+
+
+def question_shape(question: str) -> str:
+    """The words that say what a question asks, not about whom: lower case, without quoted
+    values, numbers, slots (`$s1`) and capitalised words after the first (names). Two
+    questions of one template differ mostly in those, so the index and the search use the
+    shape ("Who directed 'Speed Racer'?" and "Who directed The Matrix?" -> "who directed")."""
+    text = re.sub(r"(?<!\w)(['\"])[^'\"]+\1(?!\w)|\$s\d+\w*", " qgstr ", question)
+    text = re.sub(r"\$n\d+\w*|\b\d[\w.]*", " qgnum ", text)
+    words = re.findall(r"\w+", text)
+    kept, name = [], False
+    for i, word in enumerate(words):
+        if i and word[0].isupper():  # a name: one slot for its words
+            if not name:
+                kept.append("qgstr")
+            name = True
+            continue
+        name = False
+        kept.append(word.lower())
+    return " ".join(kept)
+
+
+# what a query does, in the words a question uses for it (matched against the question)
+_HINTS = (
+    (r"\bCONTAINS\b", "contain contains containing include includes including mention"),
+    (r"\bSTARTS\s+WITH\b", "start starts starting begin begins beginning"),
+    (r"\bENDS\s+WITH\b", "end ends ending"),
+    (r"\bcount\s*\(", "count number many"),
+    (r"\bavg\s*\(", "average mean"),
+    (r"\bsum\s*\(", "total sum"),
+    (r"\bmin\s*\(", "minimum lowest least"),
+    (r"\bmax\s*\(", "maximum highest most"),
+    (r"\bDESC(ENDING)?\b", "most highest top latest newest largest"),
+    (r"\bORDER\s+BY\b(?![^;]*\bDESC)", "least lowest earliest oldest"),
+    (r"\bDISTINCT\b", "different distinct unique"),
+    (r"\bNOT\b", "not never without"),
+)
+
+
+def query_hints(query: str) -> str:
+    """English words for the operations `query` uses (`CONTAINS` -> "contain include …"),
+    for the index beside its schema names."""
+    return " ".join(words for pattern, words in _HINTS
+                    if re.search(pattern, query, re.IGNORECASE))  # fmt: skip
 
 
 def index_words(name: str) -> str:
