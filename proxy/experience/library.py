@@ -82,13 +82,14 @@ def open_store(config: Mapping[str, Any], data_dir: str) -> ExperienceStore:
 
 
 def passes(guard: Any, language: str, query: str) -> bool:
-    """Whether `query` still passes the guard as it is now: not blocked, no warning left
-    (an example learnt under an earlier schema is re-checked before it is served)."""
+    """Whether `query` still passes the guard as it is now: let through unchanged (no fix
+    needed, e.g. a relationship type renamed away), no warning left — an example learnt
+    under an earlier schema is re-checked so before it is served."""
     try:
         verdict = guard.check(query, language)
     except Exception:  # a query the guard can no longer read does not pass
         return False
-    return not verdict.blocked and not left_warnings(verdict)
+    return str(verdict.action) == "allow" and not left_warnings(verdict)
 
 
 def schema_fingerprint(catalog: Any) -> str:
