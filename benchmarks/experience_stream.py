@@ -189,7 +189,7 @@ def report(m: dict[str, Any], seed: int, load: tuple[float, float]) -> str:
         "only those whose template had been verified earlier in the stream can be helped, and "
         "those are what the share counts. Templates must match exactly, and GPT-4's queries "
         "for one meaning often differ (`=` against `CONTAINS`, a `LIMIT` or not), so the share "
-        "is a strict one; it moves with the order of the stream (76-84 % over seven orders "
+        "is a strict one; it moves with the order of the stream (77-84 % over seven orders "
         "replayed against the same library during development), so the margin over 80 % is "
         "small. Retrieval reads the question only: the index holds each example's question "
         "*shape* (quoted values, names and numbers as slots) with its query's schema names "
