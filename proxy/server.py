@@ -324,7 +324,8 @@ class ProxyServer:
         plan = self.config.plan
         rules = PlanRules(int(plan["max_depth"]), int(plan["max_branches"]), dict(plan["routes"]))
         return QueryService(self.guard, self.backend, sql=self.sql, runner=self.runner,
-                            experience=self.experience, plan=rules)  # fmt: skip
+                            experience=self.experience, plan=rules,
+                            context_tokens=int(self.config.context["max_tokens"]))  # fmt: skip
 
     async def _readiness(self) -> dict[str, Any]:
         """/ready: the backend answers `RETURN 1`, and whether a schema is loaded (with the

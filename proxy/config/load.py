@@ -24,6 +24,7 @@ from query_guard.config.locate import KeyPath, locate
 from query_guard.config.schema import (
     DEFAULT_ALLOWED_PROCEDURES,
     ConfigFile,
+    ContextTable,
     ExperienceTable,
     ExportTable,
     PlanTable,
@@ -101,6 +102,7 @@ class Config:
     compat: CompatSettings = field(default_factory=CompatSettings)
     limits: Mapping[str, Any] = field(default_factory=dict)
     experience: Mapping[str, Any] = field(default_factory=lambda: _dump(ExperienceTable()))
+    context: Mapping[str, Any] = field(default_factory=lambda: _dump(ContextTable()))
     plan: Mapping[str, Any] = field(default_factory=lambda: _dump(PlanTable()))
     export: Mapping[str, Any] = field(default_factory=lambda: _dump(ExportTable()))
     text: str = field(default="", repr=False, compare=False)  # the TOML, to locate keys
@@ -162,6 +164,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<dict>", text: str = "")
         compat=CompatSettings(**_dump(model.compat)),
         limits=limits,
         experience=_dump(model.experience),
+        context=_dump(model.context),
         plan=_dump(model.plan),
         export=_dump(model.export),
         text=text,

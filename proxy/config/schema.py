@@ -189,24 +189,42 @@ class RepairTable(Table):
     llm: RepairLLMTable | None = None
 
 
+class EmbeddingsTable(Table):
+    """`[experience.embeddings]`: optional semantic ranking (proxy/experience/embeddings.py);
+    off without base_url."""
+
+    base_url: str = ""
+    model: str = "text-embedding-3-small"
+    api_key_env: str = ""
+    timeout_seconds: Annotated[float, Field(gt=0)] = 10.0
+
+
 class ExperienceTable(Table):
     """`[experience]`: the library of verified runs (DESIGN §10, proxy/experience/)."""
 
     enabled: bool = True
-    store: str = ""  # a SQLite file; "" = experience.sqlite3 in [server] data_dir
+    store: str = ""  # a SQLite file or postgresql://…; "" = experience.sqlite3 in data_dir
     max_examples: Off = 10_000  # per database; 0 = unbounded
     half_life_hours: Annotated[float, Field(ge=0.0)] = 168.0  # 0 = weights never decay
     store_literals: bool = True
+    embeddings: EmbeddingsTable | None = None
 
     @field_validator("store")
     @classmethod
-    def _sqlite_only(cls, value: str) -> str:
-        if "://" in value and not value.startswith("sqlite:///"):
+    def _known_store(cls, value: str) -> str:
+        schemes = ("sqlite:///", "postgresql://", "postgres://")
+        if "://" in value and not value.startswith(schemes):
             raise ValueError(
-                f"must be a SQLite file (a path or sqlite:///path), got {value!r}: "
-                "a shared PostgreSQL store is not available yet"
+                f"must be a SQLite file (a path or sqlite:///path) or a PostgreSQL URL "
+                f"(postgresql://user@host:port/db), got {value!r}"
             )
         return value
+
+
+class ContextTable(Table):
+    """`[context]`: the grounding context (`/v1/context`, MCP get_context)."""
+
+    max_tokens: Off = 1500  # the schema part's budget (~4 characters a token); 0 = unbounded
 
 
 class LimitsTable(Table):
@@ -306,6 +324,7 @@ class ConfigFile(Table):
     repair: RepairTable = RepairTable()
     limits: LimitsTable = LimitsTable()
     experience: ExperienceTable = ExperienceTable()
+    context: ContextTable = ContextTable()
     plan: PlanTable = PlanTable()
     export: ExportTable = ExportTable()
     gremlin: GremlinTable = GremlinTable()

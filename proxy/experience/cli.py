@@ -16,7 +16,7 @@ from typing import Any
 
 from query_guard.config.load import load_config
 from query_guard.experience.library import open_store
-from query_guard.experience.store import SqliteStore
+from query_guard.experience.store import ExperienceStore
 
 EXIT_OK, EXIT_MISSING = 0, 1
 _LIST_COLUMNS = ("id", "weight", "uses", "language", "database", "question")
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
 
 
-def _list(store: SqliteStore, args: argparse.Namespace) -> int:
+def _list(store: ExperienceStore, args: argparse.Namespace) -> int:
     for example in store.examples(args.database):
         if args.json:
             print(json.dumps(example, ensure_ascii=False))
@@ -66,7 +66,7 @@ def _list(store: SqliteStore, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _show(store: SqliteStore, args: argparse.Namespace) -> int:
+def _show(store: ExperienceStore, args: argparse.Namespace) -> int:
     example = store.example(args.id)
     if example is None:
         return _missing(args.id)
@@ -75,7 +75,7 @@ def _show(store: SqliteStore, args: argparse.Namespace) -> int:
 
 
 def _flag(flag: str) -> Any:
-    def mark(store: SqliteStore, args: argparse.Namespace) -> int:
+    def mark(store: ExperienceStore, args: argparse.Namespace) -> int:
         if not store.mark(args.id, flag):
             return _missing(args.id)
         print(f"example {args.id} {flag}")
@@ -84,14 +84,14 @@ def _flag(flag: str) -> Any:
     return mark
 
 
-def _forget(store: SqliteStore, args: argparse.Namespace) -> int:
+def _forget(store: ExperienceStore, args: argparse.Namespace) -> int:
     if not store.forget(args.id):
         return _missing(args.id)
     print(f"example {args.id} forgotten")
     return EXIT_OK
 
 
-def _export(store: SqliteStore, args: argparse.Namespace) -> int:
+def _export(store: ExperienceStore, args: argparse.Namespace) -> int:
     out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for example in store.examples():
@@ -102,7 +102,7 @@ def _export(store: SqliteStore, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _import(store: SqliteStore, args: argparse.Namespace) -> int:
+def _import(store: ExperienceStore, args: argparse.Namespace) -> int:
     source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     count = 0
     try:

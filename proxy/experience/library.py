@@ -22,15 +22,27 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from query_guard.config.load import Config
-from query_guard.experience.store import Decay, ExperienceStore, NewExample, SqliteStore
+from query_guard.errors import ConfigError
+from query_guard.experience.embeddings import Embeddings, blend
+from query_guard.experience.sqlite_store import SqliteStore
+from query_guard.experience.store import (
+    Decay,
+    ExperienceStore,
+    NewExample,
+    query_hints,
+    question_shape,
+    rank,
+)
 from query_guard.experience.templates import Template, template_of
-from query_guard.experience.verify import unverified
+from query_guard.experience.verify import left_warnings, unverified
 from query_guard.run.seen import Seen
 
 log = logging.getLogger("query_guard.experience")
 T = TypeVar("T")
 MAX_RECENT = 10_000  # ids of runs that became no example, kept for feedback
 OUTCOMES = ("correct", "wrong")
+EMBEDDED = 50  # lexical candidates that get a vector, best first
+SERVED = ("id", "question", "query", "template", "weight", "uses")
 
 
 class UnknownQueryId(LookupError):
@@ -47,16 +59,37 @@ def open_experience(config: Config, guard: Any, metrics: Any = None) -> Experien
         open_store(table, str(config.server["data_dir"])),
         max_examples=int(table["max_examples"]), store_literals=bool(table["store_literals"]),
         catalog=lambda language: guard.ctx.schema, dialect=config.guard.sql_dialect,
-        metrics=metrics,
+        metrics=metrics, recheck=lambda language, query: passes(guard, language, query),
+        embeddings=Embeddings.from_config(table.get("embeddings")),
     )  # fmt: skip
 
 
-def open_store(config: Mapping[str, Any], data_dir: str) -> SqliteStore:
-    """The store `[experience]` names: a SQLite file (`store`), else `experience.sqlite3` in
-    `[server] data_dir`."""
+def open_store(config: Mapping[str, Any], data_dir: str) -> ExperienceStore:
+    """The store `[experience]` names: a PostgreSQL database (`postgresql://…`, shared by
+    every proxy that names it), a SQLite file, else `experience.sqlite3` in `data_dir`."""
     target = str(config["store"]) or str(Path(data_dir).expanduser() / "experience.sqlite3")
     decay = Decay(half_life=float(config["half_life_hours"]) * 3600.0)
+    if target.startswith(("postgresql://", "postgres://")):
+        try:
+            from query_guard.experience.postgres_store import PostgresStore
+        except ModuleNotFoundError as exc:  # asyncpg: the `postgres` extra
+            raise ConfigError(
+                "experience.store", f"a PostgreSQL store needs the postgres extra ({exc}): "
+                "pip install 'query-guard[postgres]'"
+            ) from exc
+        return PostgresStore(target, decay)
     return SqliteStore(target.removeprefix("sqlite:///"), decay)
+
+
+def passes(guard: Any, language: str, query: str) -> bool:
+    """Whether `query` still passes the guard as it is now: let through unchanged (no fix
+    needed, e.g. a relationship type renamed away), no warning left — an example learnt
+    under an earlier schema is re-checked so before it is served."""
+    try:
+        verdict = guard.check(query, language)
+    except Exception:  # a query the guard can no longer read does not pass
+        return False
+    return str(verdict.action) == "allow" and not left_warnings(verdict)
 
 
 def schema_fingerprint(catalog: Any) -> str:
@@ -83,6 +116,8 @@ class Experience:
         dialect: str = "postgres",
         clock: Callable[[], float] = time.time,
         metrics: Any = None,
+        recheck: Callable[[str, str], bool] | None = None,
+        embeddings: Embeddings | None = None,
     ) -> None:
         self.store = store
         self.max_examples = max_examples
@@ -91,6 +126,8 @@ class Experience:
         self.dialect = dialect
         self.clock = clock
         self.metrics = metrics
+        self.recheck = recheck  # (language, query) -> still passes the guard (schema drift)
+        self.embeddings = embeddings
         self.size = store.count()
         self._recent: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
         self._fingerprints: dict[int, str] = {}
@@ -113,14 +150,20 @@ class Experience:
             while len(self._recent) > MAX_RECENT:
                 self._recent.popitem(last=False)
             return
-        catalog = self.catalog(req.language)
-        fingerprint = self._fingerprints.get(id(catalog))
-        if fingerprint is None:
-            fingerprint = self._fingerprints[id(catalog)] = schema_fingerprint(catalog)
+        fingerprint = self.fingerprint(req.language)
         codes = seen.outcome.verdict.codes
         learn = (req.id, database, req.language, str(req.question), query, fingerprint, codes,
                  seen.rows)  # fmt: skip
         self._worker.submit(self._learn, *learn)
+
+    def fingerprint(self, language: str) -> str:
+        """The fingerprint of `language`'s schema catalog now (cached per catalog object)."""
+        catalog = self.catalog(language)
+        fingerprint = self._fingerprints.get(id(catalog))
+        if fingerprint is None:
+            self._fingerprints.clear()  # catalogs are replaced, never changed in place
+            fingerprint = self._fingerprints[id(catalog)] = schema_fingerprint(catalog)
+        return fingerprint
 
     def _learn(
         self, run_id: str, database: str, language: str, question: str, query: str,
@@ -130,8 +173,10 @@ class Experience:
             template = template_of(language, query, self.dialect)
             if not self.store_literals:
                 question, query = masked(question, template), template.text
+            shape = question_shape(masked(question, template))
             example = NewExample(database, language, question.strip(), query, template.text,
-                                 fingerprint, codes, rows, sorted(template.elements))  # fmt: skip
+                                 fingerprint, codes, rows, sorted(template.elements),
+                                 shape, query_hints(template.text))  # fmt: skip
             self.store.deposit(example, run_id, self.clock(), self.max_examples)
             self.size = self.store.count()
         except Exception:  # learning must never disturb serving
@@ -140,8 +185,16 @@ class Experience:
     # ------------------------------------------------------------------ serving
 
     async def examples(self, question: str, k: int, database: str = "") -> list[dict[str, Any]]:
-        """At most `k` examples for `question`, best first."""
-        found = await self._call(self.store.search, database, question, k, self.clock())
+        """At most `k` examples for `question`, best first: the store's full-text candidates
+        (blended with embeddings when configured), ranked by relevance times weight, one per
+        template; an example learnt under another schema is re-checked first."""
+        if k <= 0:
+            return []
+        now = self.clock()
+        rows = await self._call(self.store.candidates, database, question, now)
+        if self.embeddings is not None and rows:
+            await self._semantic(question, rows)
+        found = await self._call(self._current, rank(rows, len(rows), self.store.decay, now), k)
         if self.metrics is not None and found:
             self.metrics.experience_hits.inc(len(found))
         return found
@@ -149,6 +202,43 @@ class Experience:
     async def listing(self, limit: int) -> list[dict[str, Any]]:
         """The `limit` examples served or learnt last (the operator console)."""
         return await self._call(self.store.recent, limit, self.clock())
+    async def weights(self, database: str = "") -> dict[tuple[str, str], float]:
+        """The weight now of each schema element verified runs used (label, pattern,
+        property)."""
+        return await self._call(self.store.weights, database, self.clock())
+
+    def _current(self, ranked: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+        """The first `k` of `ranked` that still pass the guard under today's schema: one whose
+        fingerprint differs is re-checked — passing, it takes today's fingerprint; failing,
+        it is flagged stale and never served again (the operator still sees it)."""
+        out = []
+        for example in ranked:
+            now = self.fingerprint(example["language"])
+            if example["fingerprint"] != now and self.recheck is not None:
+                if self.recheck(example["language"], example["query"]):
+                    self.store.refingerprint(example["id"], now)
+                else:
+                    self.store.mark(example["id"], "stale")
+                    continue
+            out.append({key: example[key] for key in SERVED})
+            if len(out) == k:
+                break
+        return out
+
+    async def _semantic(self, question: str, rows: list[dict[str, Any]]) -> None:
+        """Blend cosine similarity into the relevance of the best `EMBEDDED` candidates."""
+        assert self.embeddings is not None
+        rows[:] = rows[:EMBEDDED]
+        for row in rows:
+            row["vector"] = json.loads(row["vector"]) if row.get("vector") else None
+        missing = [row for row in rows if row["vector"] is None]
+        vectors = await self.embeddings.vectors([question, *(r["question"] for r in missing)])
+        if vectors is None:
+            return
+        for row, vector in zip(missing, vectors[1:], strict=True):
+            row["vector"] = vector
+            self._worker.submit(self.store.set_vector, row["id"], vector)
+        blend(rows, vectors[0])
 
     async def feedback(self, run_id: str, outcome: str) -> dict[str, Any]:
         """Apply a "correct" or "wrong" report on a query id; `UnknownQueryId` when this

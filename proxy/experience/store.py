@@ -1,62 +1,28 @@
-"""The experience store: examples and the weights of schema elements, behind a small protocol
-(`ExperienceStore`) so that a shared PostgreSQL store can be added beside the embedded one.
+"""What every experience store shares: the examples and weights they keep (`NewExample`,
+`Decay`), the protocol the library calls (`ExperienceStore`), and the ranking both stores
+apply to their full-text matches (`rank`), so SQLite and PostgreSQL serve alike.
 
-`SqliteStore` is the embedded default: one SQLite file (WAL) in `[server] data_dir`, with an
-FTS5 index over each example's question and the schema names its query uses, ranked by BM25.
-Weights decay lazily: each row keeps its weight and the time it was last set (`stamp`); its
-weight now is `weight · ½^(elapsed / half_life)`, so no background thread is needed.
-
-The store is synchronous and does I/O: the library (`query_guard.experience.library`) calls it
-from its one worker thread, never from the event loop."""
+Two stores implement it: `SqliteStore` (`sqlite_store`, the embedded default: FTS5 and BM25)
+and `PostgresStore` (`postgres_store`, one library shared by many proxies: tsvector and
+ts_rank). Weights decay lazily: each row keeps its weight and the time it was last set
+(`stamp`); its weight now is `weight · ½^(elapsed / half_life)`, so no background thread is
+needed. Stores are synchronous and do I/O: the library calls them from its one worker thread."""
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 MAX_RUNS = 10_000  # query ids remembered for feedback
 WITHHELD_AFTER = 3  # "wrong" reports (net of "correct" ones) that withhold an example
-_CANDIDATES = 200  # FTS matches re-ranked by weight
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS examples (
-    id INTEGER PRIMARY KEY, database TEXT NOT NULL, language TEXT NOT NULL,
-    question TEXT NOT NULL, query TEXT NOT NULL, template TEXT NOT NULL,
-    fingerprint TEXT NOT NULL, codes TEXT NOT NULL, rows INTEGER NOT NULL,
-    weight REAL NOT NULL, stamp REAL NOT NULL, uses INTEGER NOT NULL,
-    created REAL NOT NULL, last_used REAL NOT NULL, names TEXT NOT NULL,
-    pinned INTEGER NOT NULL DEFAULT 0, banned INTEGER NOT NULL DEFAULT 0,
-    wrong INTEGER NOT NULL DEFAULT 0,
-    UNIQUE (database, language, template, question)
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS examples_fts USING fts5(
-    question, names, content='examples', content_rowid='id', tokenize='porter unicode61'
-);
-CREATE TRIGGER IF NOT EXISTS examples_ai AFTER INSERT ON examples BEGIN
-    INSERT INTO examples_fts(rowid, question, names) VALUES (new.id, new.question, new.names);
-END;
-CREATE TRIGGER IF NOT EXISTS examples_ad AFTER DELETE ON examples BEGIN
-    INSERT INTO examples_fts(examples_fts, rowid, question, names)
-    VALUES ('delete', old.id, old.question, old.names);
-END;
-CREATE TABLE IF NOT EXISTS elements (
-    database TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
-    weight REAL NOT NULL, stamp REAL NOT NULL, PRIMARY KEY (database, kind, name)
-);
-CREATE TABLE IF NOT EXISTS runs (
-    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, example_id INTEGER,
-    database TEXT NOT NULL, elements TEXT NOT NULL
-);
-"""
-
-_FIELDS = ("id", "database", "language", "question", "query", "template", "fingerprint",
-           "codes", "rows", "weight", "stamp", "uses", "created", "last_used", "names",
-           "pinned", "banned", "wrong")  # fmt: skip
+CANDIDATES = 200  # full-text matches re-ranked by weight
+FIELDS = ("id", "database", "language", "question", "query", "template", "fingerprint",
+          "codes", "rows", "weight", "stamp", "uses", "created", "last_used", "names",
+          "pinned", "banned", "wrong", "stale", "shape")  # fmt: skip
+FLAGS = ("pinned", "banned", "stale")
 
 
 @dataclass(frozen=True)
@@ -72,6 +38,15 @@ class NewExample:
     codes: list[str]
     rows: int
     elements: list[tuple[str, str]]
+    shape: str = ""  # what the index holds of the question (`question_shape`)
+
+    hints: str = ""  # words for what its query does (`query_hints`)
+
+    @property
+    def names(self) -> str:
+        """The schema names its query uses, and what it does, as words for the index."""
+        names = " ".join(sorted({index_words(n) for _, n in self.elements}))
+        return f"{names} {self.hints}".strip()
 
 
 @dataclass(frozen=True)
@@ -84,17 +59,17 @@ class Decay:
     def now(self, weight: float, stamp: float, now: float) -> float:
         if self.half_life <= 0 or now <= stamp:
             return weight
-        return weight * 0.5 ** ((now - stamp) / self.half_life)
+        return float(weight * 0.5 ** ((now - stamp) / self.half_life))
 
 
 class ExperienceStore(Protocol):
-    """What the library needs of a store (SQLite here; PostgreSQL to come)."""
+    """What the library and the operator's CLI need of a store."""
 
     decay: Decay
 
     def deposit(self, example: NewExample, run_id: str, now: float, limit: int) -> int | None: ...
 
-    def search(self, database: str, question: str, k: int, now: float) -> list[dict[str, Any]]: ...
+    def candidates(self, database: str, question: str, now: float) -> list[dict[str, Any]]: ...
 
     def feedback(self, run_id: str, correct: bool, now: float) -> dict[str, Any] | None: ...
 
@@ -102,211 +77,107 @@ class ExperienceStore(Protocol):
         self, database: str, elements: Iterable[tuple[str, str]], delta: float, now: float
     ) -> None: ...
 
+    def weights(self, database: str, now: float) -> dict[tuple[str, str], float]: ...
+
+    def refingerprint(self, example_id: int, fingerprint: str) -> None: ...
+
+    def set_vector(self, example_id: int, vector: list[float]) -> None: ...
+
     def count(self) -> int: ...
 
     def recent(self, limit: int, now: float) -> list[dict[str, Any]]: ...
 
+    def examples(self, database: str | None = None) -> Iterator[dict[str, Any]]: ...
+
+    def example(self, example_id: int) -> dict[str, Any] | None: ...
+
+    def mark(self, example_id: int, flag: str, value: bool = True) -> bool: ...
+
+    def forget(self, example_id: int) -> bool: ...
+
+    def load(self, example: dict[str, Any]) -> int: ...
+
     def close(self) -> None: ...
 
 
-class SqliteStore:
-    """The embedded store (one connection; callers serialise access)."""
-
-    def __init__(self, path: str | Path, decay: Decay | None = None) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.decay = decay or Decay()
-        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
-
-    def close(self) -> None:
-        self.db.close()
-
-    # ------------------------------------------------------------------ learning
-
-    def deposit(self, example: NewExample, run_id: str, now: float, limit: int) -> int | None:
-        """Store or reinforce the example of a verified run; None when it is banned."""
-        key = (example.database, example.language, example.template, example.question)
-        with self.db:
-            row = self.db.execute(
-                "SELECT * FROM examples WHERE database=? AND language=? AND template=? "
-                "AND question=?", key,
-            ).fetchone()  # fmt: skip
-            if row is not None and row["banned"]:
-                return None
-            if row is None:
-                names = " ".join(sorted({_words(n) for _, n in example.elements}))
-                cursor = self.db.execute(
-                    "INSERT INTO examples (database, language, question, query, template, "
-                    "fingerprint, codes, rows, weight, stamp, uses, created, last_used, names) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,1,?,?,?)",
-                    (*key[:2], example.question, example.query, example.template,
-                     example.fingerprint, json.dumps(example.codes), example.rows,
-                     self.decay.deposit, now, now, now, names),
-                )  # fmt: skip
-                example_id = int(cursor.lastrowid or 0)
-            else:
-                example_id = int(row["id"])
-                weight = self.decay.now(row["weight"], row["stamp"], now) + self.decay.deposit
-                self.db.execute(
-                    "UPDATE examples SET weight=?, stamp=?, uses=uses+1, last_used=?, query=?, "
-                    "rows=?, fingerprint=? WHERE id=?",
-                    (weight, now, now, example.query, example.rows, example.fingerprint,
-                     example_id),
-                )  # fmt: skip
-            self.reinforce(example.database, example.elements, self.decay.deposit, now)
-            self._remember(run_id, example_id, example.database, example.elements)
-            self._evict(example.database, limit, now)
-        return example_id
-
-    def _remember(
-        self, run_id: str, example_id: int | None, database: str, elements: list[tuple[str, str]]
-    ) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO runs (id, example_id, database, elements) VALUES (?,?,?,?)",
-            (run_id, example_id, database, json.dumps(sorted(elements))),
-        )
-        self.db.execute(
-            "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?", (MAX_RUNS,)
-        )
-
-    def reinforce(
-        self, database: str, elements: Iterable[tuple[str, str]], delta: float, now: float
-    ) -> None:
-        for kind, name in elements:
-            row = self.db.execute(
-                "SELECT weight, stamp FROM elements WHERE database=? AND kind=? AND name=?",
-                (database, kind, name),
-            ).fetchone()
-            weight = self.decay.now(row[0], row[1], now) if row is not None else 0.0
-            self.db.execute(
-                "INSERT OR REPLACE INTO elements VALUES (?,?,?,?,?)",
-                (database, kind, name, max(0.0, weight + delta), now),
-            )
-
-    def _evict(self, database: str, limit: int, now: float) -> None:
-        """Keep at most `limit` examples of `database`: the lowest weights go (pins stay)."""
-        if limit <= 0:
-            return
-        rows = self.db.execute(
-            "SELECT id, weight, stamp, pinned FROM examples WHERE database=?", (database,)
-        ).fetchall()
-        if len(rows) <= limit:
-            return
-        unpinned = sorted((r for r in rows if not r["pinned"]),
-                          key=lambda r: self.decay.now(r["weight"], r["stamp"], now))  # fmt: skip
-        for row in unpinned[: len(rows) - limit]:
-            self.db.execute("DELETE FROM examples WHERE id=?", (row["id"],))
-
-    def feedback(self, run_id: str, correct: bool, now: float) -> dict[str, Any] | None:
-        """Apply a "correct" / "wrong" report on a query id (None: the id is unknown)."""
-        run = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
-        if run is None:
-            return None
-        delta = self.decay.deposit if correct else -self.decay.deposit
-        out: dict[str, Any] = {"example": run["example_id"]}
-        with self.db:
-            self.reinforce(run["database"], map(tuple, json.loads(run["elements"])), delta, now)
-            row = self.db.execute(
-                "SELECT * FROM examples WHERE id=?", (run["example_id"],)
-            ).fetchone()
-            if row is not None:
-                weight = max(0.0, self.decay.now(row["weight"], row["stamp"], now) + delta)
-                wrong = max(0, row["wrong"] - 1) if correct else row["wrong"] + 1
-                self.db.execute("UPDATE examples SET weight=?, stamp=?, wrong=? WHERE id=?",
-                                (weight, now, wrong, row["id"]))  # fmt: skip
-                out["weight"] = round(weight, 6)
-        return out
-
-    # ------------------------------------------------------------------ retrieval
-
-    def search(self, database: str, question: str, k: int, now: float) -> list[dict[str, Any]]:
-        """At most `k` examples for `question`, best first (BM25 relevance times weight; pinned
-        examples first), one per template; banned and withheld examples never."""
-        words = sorted(set(re.findall(r"\w+", question.lower())))
-        if not words or k <= 0:
-            return []
-        match = " OR ".join(f'"{w}"' for w in words)
-        rows = self.db.execute(
-            "SELECT e.*, -bm25(examples_fts) AS relevance FROM examples_fts "
-            "JOIN examples e ON e.id = examples_fts.rowid WHERE examples_fts MATCH ? "
-            "AND e.database=? AND e.banned=0 AND e.wrong < ? "
-            "ORDER BY bm25(examples_fts) LIMIT ?",
-            (match, database, WITHHELD_AFTER, _CANDIDATES),
-        ).fetchall()
-        scored = []
-        for row in rows:
-            weight = self.decay.now(row["weight"], row["stamp"], now)
-            scored.append((bool(row["pinned"]), max(row["relevance"], 1e-9) * weight, row))
-        scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
-        out: list[dict[str, Any]] = []
-        templates: set[tuple[str, str]] = set()
-        for _, _, row in scored:
-            if (row["language"], row["template"]) in templates:
-                continue
-            templates.add((row["language"], row["template"]))
-            out.append(_served(row, self.decay.now(row["weight"], row["stamp"], now)))
-            if len(out) == k:
-                break
-        return out
-
-    # ------------------------------------------------------------------ operator
-
-    def count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM examples").fetchone()[0])
-
-    def recent(self, limit: int, now: float) -> list[dict[str, Any]]:
-        """The `limit` examples served or learnt last, with their weight now (the console)."""
-        rows = self.db.execute(
-            "SELECT * FROM examples ORDER BY last_used DESC, id DESC LIMIT ?", (limit,)
-        ).fetchall()
-        return [{**_full(r), "weight": self.decay.now(r["weight"], r["stamp"], now)} for r in rows]
-
-    def examples(self, database: str | None = None) -> Iterator[dict[str, Any]]:
-        where, args = ("WHERE database=?", (database,)) if database is not None else ("", ())
-        for row in self.db.execute(f"SELECT * FROM examples {where} ORDER BY id", args):
-            yield _full(row)
-
-    def example(self, example_id: int) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT * FROM examples WHERE id=?", (example_id,)).fetchone()
-        return _full(row) if row is not None else None
-
-    def mark(self, example_id: int, flag: str, value: bool = True) -> bool:
-        """Set `pinned` or `banned` (False: no such example)."""
-        assert flag in ("pinned", "banned"), flag
-        with self.db:
-            done = self.db.execute(
-                f"UPDATE examples SET {flag}=? WHERE id=?", (int(value), example_id)
-            )
-        return done.rowcount > 0
-
-    def forget(self, example_id: int) -> bool:
-        with self.db:
-            done = self.db.execute("DELETE FROM examples WHERE id=?", (example_id,))
-            self.db.execute("UPDATE runs SET example_id=NULL WHERE example_id=?", (example_id,))
-        return done.rowcount > 0
-
-    def load(self, example: dict[str, Any]) -> int:
-        """An exported example read back (`import`): replaces one with the same key."""
-        row = {k: example[k] for k in _FIELDS if k != "id" and k in example}
-        row["codes"] = json.dumps(row.get("codes", []))
-        with self.db:
-            self.db.execute(
-                "DELETE FROM examples WHERE database=? AND language=? AND template=? "
-                "AND question=?",
-                (row["database"], row["language"], row["template"], row["question"]),
-            )
-            cursor = self.db.execute(
-                f"INSERT INTO examples ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                tuple(row.values()),
-            )
-        return int(cursor.lastrowid or 0)
+def rank(rows: Iterable[Mapping[str, Any]], k: int, decay: Decay, now: float
+         ) -> list[dict[str, Any]]:  # fmt: skip
+    """At most `k` of `rows` (each with its full-text `relevance`), best first, one per
+    template: pinned ones first, then relevance times the square root of the weight (weight
+    breaks near ties and lifts what worked, without drowning relevance), the older on a tie."""
+    best: dict[tuple[str, str], tuple[bool, float, Mapping[str, Any]]] = {}
+    for row in rows:
+        weight = decay.now(row["weight"], row["stamp"], now)
+        score = max(float(row["relevance"]), 1e-9) * weight**0.5
+        key = (row["language"], row["template"])
+        candidate = (bool(row["pinned"]), score, row)
+        held = best.get(key)
+        if held is None or (candidate[0], score, -row["id"]) > (held[0], held[1], -held[2]["id"]):
+            best[key] = candidate
+    ordered = sorted(best.values(), key=lambda b: (b[0], b[1], -b[2]["id"]), reverse=True)
+    return [served(row, decay.now(row["weight"], row["stamp"], now)) for _, _, row in ordered[:k]]
 
 
-def _words(name: str) -> str:
+# words that say how to ask, not what: function words and the requests every question makes
+UNASKED = frozenset({
+    "a", "all", "an", "and", "are", "as", "at", "be", "been", "by", "first", "find", "for",
+    "from", "has", "have", "in", "is", "it", "its", "list", "me", "name", "of", "on", "or",
+    "show", "that", "the", "their", "to", "top", "was", "were", "what", "with",
+})  # fmt: skip
+
+
+def match_words(question: str) -> list[str]:
+    """The words of the question's shape, each once, but those in `UNASKED` (what the
+    full-text query matches); its plain words when that leaves none ("Tom Hanks?")."""
+    words = set(question_shape(question).split() or re.findall(r"\w+", question.lower()))
+    return sorted(words - UNASKED) or sorted(words)
+
+
+def question_shape(question: str) -> str:
+    """The words that say what a question asks, not about whom: lower case, without quoted
+    values, numbers, slots (`$s1`) and capitalised words after the first (names). Two
+    questions of one template differ mostly in those, so the index and the search use the
+    shape ("Who directed 'Speed Racer'?" and "Who directed The Matrix?" -> "who directed")."""
+    text = re.sub(r"(?<!\w)(['\"])[^'\"]+\1(?!\w)|\$s\d+\w*", " qgstr ", question)
+    text = re.sub(r"\$n\d+\w*|\b\d[\w.]*", " qgnum ", text)
+    words = re.findall(r"\w+", text)
+    kept, name = [], False
+    for i, word in enumerate(words):
+        if i and word[0].isupper():  # a name: one slot for its words
+            if not name:
+                kept.append("qgstr")
+            name = True
+            continue
+        name = False
+        kept.append(word.lower())
+    return " ".join(kept)
+
+
+# what a query does, in the words a question uses for it (matched against the question)
+_HINTS = (
+    (r"\bCONTAINS\b", "contain contains containing include includes including mention"),
+    (r"\bSTARTS\s+WITH\b", "start starts starting begin begins beginning"),
+    (r"\bENDS\s+WITH\b", "end ends ending"),
+    (r"\bcount\s*\(", "count number many"),
+    (r"\bavg\s*\(", "average mean"),
+    (r"\bsum\s*\(", "total sum"),
+    (r"\bmin\s*\(", "minimum lowest least"),
+    (r"\bmax\s*\(", "maximum highest most"),
+    (r"\bDESC(ENDING)?\b", "most highest top latest newest largest"),
+    (r"\bORDER\s+BY\b(?![^;]*\bDESC)", "least lowest earliest oldest"),
+    (r"\bDISTINCT\b", "different distinct unique"),
+    (r"\bNOT\b", "not never without"),
+)
+
+
+def query_hints(query: str) -> str:
+    """English words for the operations `query` uses (`CONTAINS` -> "contain include …"),
+    for the index beside its schema names."""
+    return " ".join(words for pattern, words in _HINTS
+                    if re.search(pattern, query, re.IGNORECASE))  # fmt: skip
+
+
+def index_words(name: str) -> str:
     """A schema name as words for the index: `ACTED_IN` -> `ACTED IN`, `(A)-[:T]->(B)` ->
     `A T B`, `releaseYear` -> `release Year releaseYear`."""
     parts = re.findall(r"[A-Za-z0-9]+", name)
@@ -314,13 +185,26 @@ def _words(name: str) -> str:
     return " ".join(dict.fromkeys([*parts, *split]))
 
 
-def _served(row: sqlite3.Row, weight: float) -> dict[str, Any]:
-    out = {k: row[k] for k in ("id", "question", "query", "template", "uses")}
-    return {**out, "weight": round(weight, 6)}
+def served(row: Mapping[str, Any], weight: float) -> dict[str, Any]:
+    """An example as the fronts serve it (+ `language` and `fingerprint`, for the library)."""
+    keys = ("id", "question", "query", "template", "uses", "language", "fingerprint")
+    return {**{k: row[k] for k in keys}, "weight": round(weight, 6)}
 
 
-def _full(row: sqlite3.Row) -> dict[str, Any]:
-    out = {k: row[k] for k in _FIELDS}
+def full(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An example as the operator sees it (`show`, `export`)."""
+    out = {k: row[k] for k in FIELDS}
     out["codes"] = json.loads(out["codes"])
-    out["pinned"], out["banned"] = bool(out["pinned"]), bool(out["banned"])
+    for flag in FLAGS:
+        out[flag] = bool(out[flag])
     return out
+
+
+def loadable(example: Mapping[str, Any]) -> dict[str, Any]:
+    """An exported example as the columns to insert (`import`)."""
+    row = {k: example[k] for k in FIELDS if k != "id" and k in example}
+    row["codes"] = json.dumps(row.get("codes", []))
+    for flag in FLAGS:
+        if flag in row:
+            row[flag] = int(bool(row[flag]))
+    return row

@@ -39,7 +39,7 @@ def unverified(seen: Seen) -> str | None:
         return "result not read whole"
     if looks_empty(seen.rows, seen.first_row):
         return "empty result"
-    left = [f.code for f in verdict.findings if _left(f)]
+    left = left_warnings(verdict)
     if left:
         return "warning left: " + ", ".join(left)
     return None
@@ -53,6 +53,11 @@ def looks_empty(rows: int, first_row: Sequence[Any] | None) -> bool:
     if rows > 1:
         return False
     return first_row is None or all(is_blank(v) for v in first_row)
+
+
+def left_warnings(verdict: Any) -> list[str]:
+    """The codes of the warnings and errors `verdict` leaves unfixed."""
+    return [f.code for f in verdict.findings if _left(f)]
 
 
 def _left(finding: Any) -> bool:

@@ -29,13 +29,20 @@ class Rejected(Exception):
     backend's error code, else one derived from the status."""
 
     def __init__(
-        self, status: int, message: str, code: str | None = None, verdict: Verdict | None = None
-    ) -> None:
+        self, status: int, message: str, code: str | None = None, verdict: Verdict | None = None,
+        qg_id: str = "",
+    ) -> None:  # fmt: skip
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code or _CODE_OF_STATUS.get(status, UNKNOWN_ERROR)
         self.verdict = verdict  # a refusal of the guard's kind (the audit record's codes)
+        self.qg_id = qg_id  # the query id of a run that reached the runner (for feedback)
+
+    @property
+    def attributes(self) -> dict[str, str] | None:
+        """The status attributes of the error response: the query id, when there is one."""
+        return {"qg_id": self.qg_id} if self.qg_id else None
 
 
 _OPTIONS = "org.apache.tinkerpop.gremlin.process.traversal.strategy.decoration.OptionsStrategy"

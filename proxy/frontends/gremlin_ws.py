@@ -163,7 +163,8 @@ class GremlinFrontend:
             user = session.user if session is not None else None
             results, findings, qg_id = await self._serve(req, peer, user)
         except Rejected as exc:
-            return [wire.encode_response(req.mime, req.request_id, exc.status, None, exc.message)]
+            return [wire.encode_response(req.mime, req.request_id, exc.status, None, exc.message,
+                                         exc.attributes)]  # fmt: skip
         batch, attributes = _batch_size(req.args), status_attributes(findings)
         if not results and not attributes:
             return [wire.encode_response(req.mime, req.request_id, wire.NO_CONTENT, [], "",
@@ -236,7 +237,7 @@ class GremlinFrontend:
         try:
             results, findings, qg_id = await self._serve(req, request.remote or "?", user)
         except Rejected as exc:
-            return _http_error(exc.status, exc.message)
+            return _http_error(exc.status, exc.message, exc.qg_id)
         attributes = {**status_attributes(findings), "qg_id": qg_id}
         try:
             text = wire.encode_response(
@@ -279,13 +280,16 @@ class GremlinFrontend:
         outcome = await self._runner.run(query)
         verdict = outcome.verdict
         if outcome.guard_failed:
-            raise Rejected(wire.SERVER_ERROR, "the query guard failed on this query")
+            raise Rejected(wire.SERVER_ERROR, "the query guard failed on this query",
+                           qg_id=query.id)  # fmt: skip
         if outcome.blocked:
             message = block_message(verdict)
-            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, block_code(verdict))
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, message, block_code(verdict),
+                           qg_id=query.id)  # fmt: skip
         if outcome.error is not None or outcome.stream is None:
             error = outcome.error or BackendError("the traversal produced no result")
-            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, error.message, error.code)
+            raise Rejected(wire.SCRIPT_EVALUATION_ERROR, error.message, error.code,
+                           qg_id=query.id)  # fmt: skip
         limits = self._runner.limits
         try:
             got = await collect(outcome.stream, limits.max_result_rows, limits.max_result_bytes)
@@ -368,7 +372,9 @@ def _mime_of(frame: bytes) -> str:
     return mime if mime.split(";")[0] in wire.MIME_TYPES else wire.GRAPHBINARY
 
 
-def _http_error(status: int, message: str) -> web.Response:
-    body = {"message": message, "code": status}
+def _http_error(status: int, message: str, qg_id: str = "") -> web.Response:
+    body: dict[str, Any] = {"message": message, "code": status}
+    if qg_id:  # a run that reached the runner: the handle for feedback
+        body["qg_id"] = qg_id
     http = 400 if status in (wire.MALFORMED_REQUEST, wire.INVALID_REQUEST_ARGUMENTS) else 500
     return web.json_response(body, status=http)

@@ -42,7 +42,12 @@ from query_guard.frontends.http_answers import (
     verdict_json,
 )
 from query_guard.frontends.http_auth import USER, AuthHook, HttpAuth
-from query_guard.frontends.http_experience import examples_for, examples_wanted, feedback
+from query_guard.frontends.http_experience import (
+    examples_for,
+    examples_wanted,
+    feedback,
+    grounding,
+)
 from query_guard.frontends.http_plan import validate_plan
 from query_guard.frontends.http_policy import McpBodyGuard, RequestPolicy
 from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
@@ -51,7 +56,7 @@ from query_guard.frontends.json_values import to_json
 from query_guard.frontends.openapi import ACCESS_MODES
 from query_guard.run.metrics import CONTENT_TYPE, Metrics, open_connections
 from query_guard.run.service import QueryResult, QueryService
-from query_guard.schema.grounding_context import context_text, reciprocity_notes, schema_text
+from query_guard.schema.grounding_context import reciprocity_notes, schema_text
 from query_guard.schema.samples import MAX_SAMPLES, sample_values, samples_text
 
 log = logging.getLogger("query_guard.http")
@@ -241,7 +246,7 @@ class HttpFrontend:
         k = examples_wanted(request)
         schema = self.service.guard.ctx.schema
         samples = await sample_values(self.service.backend, schema, int(raw))
-        text = context_text(schema, samples_text(samples))
+        text = await grounding(self.service, samples_text(samples))
         if "question" not in request.query:
             return web.Response(text=text)
         examples = await examples_for(request, k, self.service.experience)
@@ -267,6 +272,7 @@ class HttpFrontend:
             text_of(body, "statement"), parameters_of(body, request), front="http-query-v2",
             client=request.remote or "", user=request.get(USER), database=db,
             max_rows=self.max_rows, read_access=access_read(body),
+            question=optional_text(body, "question"),
         )  # fmt: skip
         answer = v2_answer(request, result)
         return answer if isinstance(answer, web.Response) else v2_response(request, answer)
@@ -278,7 +284,7 @@ class HttpFrontend:
         return await self.service.run(
             text_of(body, "statement"), parameters_of(body, request), front="http-query-v2",
             client=request.remote or "", user=request.get(USER), max_rows=self.max_rows, tx=tx,
-            read_access=read,
+            read_access=read, question=optional_text(body, "question"),
         )  # fmt: skip
 
     async def _tx_commit(self, request: web.Request) -> web.Response:
@@ -304,6 +310,7 @@ class HttpFrontend:
                     text_of(item, "statement"), parameters_of(item), front="http-tx",
                     client=request.remote or "", user=request.get(USER), database=db,
                     max_rows=self.max_rows, tx=tx, read_access=read,
+                    question=optional_text(item, "question"),
                 )  # fmt: skip
                 guard.append(guard_json(result))
                 if result.blocked or result.error is not None:

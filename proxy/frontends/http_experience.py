@@ -1,6 +1,7 @@
 """The experience library on the HTTP front (DESIGN §10): examples for a question in
-`GET /v1/context?question=…&examples=K`, and `POST /v1/feedback {"id", "outcome"}` on the
-query id every guarded response carries (`queryGuard.id`)."""
+`GET /v1/context?question=…&examples=K`, the context text with its schema part ordered by
+weight and cut to `[context] max_tokens` (also MCP `get_context`), and `POST /v1/feedback
+{"id", "outcome"}` on the query id every guarded response carries (`queryGuard.id`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import Any
 from aiohttp import web
 
 from query_guard.experience.library import OUTCOMES, UnknownQueryId
+from query_guard.experience.schema_order import ordered_schema_text
 from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.frontends.http_answers import bad_request, body_of, text_of
+from query_guard.schema.grounding_context import context_text
 
 MAX_EXAMPLES = 20  # examples one context request may ask for
 DEFAULT_EXAMPLES = 3
@@ -23,6 +26,18 @@ def examples_wanted(request: web.Request) -> int:
     if not raw.isdigit() or int(raw) > MAX_EXAMPLES:
         raise bad_request(f"'examples' must be a whole number from 0 to {MAX_EXAMPLES}")
     return int(raw)
+
+
+async def grounding(service: Any, samples: str) -> str:
+    """The context text: the schema part heaviest first within `[context] max_tokens`, then
+    direction notes, `samples` and the rules."""
+    schema = service.guard.ctx.schema
+    if schema is None:
+        return context_text(None, samples)
+    experience = service.experience
+    weights = await experience.weights() if experience is not None else {}
+    ordered = ordered_schema_text(schema, weights, service.context_tokens)
+    return context_text(schema, samples, ordered)
 
 
 async def examples_for(request: web.Request, k: int, experience: Any) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult
 
 from query_guard.experience.library import UnknownQueryId
+from query_guard.frontends.http_experience import grounding
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.mcp_results import (
     CheckResult,
@@ -31,7 +32,7 @@ from query_guard.frontends.mcp_sdk import annotations, new_server, tool_result
 from query_guard.guard.plan import PlanShapeError
 from query_guard.model import Severity, Verdict
 from query_guard.run.service import QueryService
-from query_guard.schema.grounding_context import context_text, schema_text
+from query_guard.schema.grounding_context import schema_text
 from query_guard.schema.samples import MAX_SAMPLES, sample_values, samples_text
 
 MAX_EXAMPLES = 20  # examples one get_context call may ask for
@@ -87,7 +88,8 @@ def build_mcp(
     ) -> Annotated[CallToolResult, ContextResult]:
         schema = service.guard.ctx.schema
         n = max(0, min(int(samples), MAX_SAMPLES))
-        text = context_text(schema, samples_text(await sample_values(service.backend, schema, n)))
+        samples = samples_text(await sample_values(service.backend, schema, n))
+        text = await grounding(service, samples)
         if not question:
             return tool_result({"context": text}, text=text)
         k = max(0, min(int(examples), MAX_EXAMPLES))

@@ -118,6 +118,7 @@ _STATEMENT = {
         "statement": {"type": "string", "minLength": 1},  # an empty one is refused
         "parameters": {"type": "object"},
         "accessMode": {"enum": ["Read", "Write"]},
+        "question": {"type": "string"},  # the user's question: opt-in and experience
     },
 }
 

@@ -64,8 +64,10 @@ class QueryService:
         runner: Runner | None = None,
         experience: Any = None,  # the experience library (examples, feedback), when on
         plan: PlanRules | None = None,  # `[plan]`: routes and bounds of validated plans
+        context_tokens: int = 0,  # `[context] max_tokens`: the schema text's budget
     ) -> None:
         self.guard = guard
+        self.context_tokens = context_tokens
         self.plan = plan or PlanRules()
         self.experience = experience
         self.backend = backend

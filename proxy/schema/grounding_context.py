@@ -24,10 +24,10 @@ RULES: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
-def context_text(schema: SchemaCatalog | None, samples: str = "") -> str:
-    """The whole grounding context as text (`samples`:
-    `query_guard.schema.samples.samples_text`)."""
-    parts = [schema_text(schema)]
+def context_text(schema: SchemaCatalog | None, samples: str = "", schema_part: str = "") -> str:
+    """The whole grounding context as text (`samples`: `query_guard.samples.samples_text`;
+    `schema_part`: the schema text to use, e.g. ordered by experience weights)."""
+    parts = [schema_part or schema_text(schema)]
     notes = reciprocity_notes(schema)
     if notes:
         parts.append("Direction notes:\n" + "\n".join(f"- {n}" for n in notes))

@@ -190,3 +190,30 @@ def test_gremlin_responses_carry_the_query_id(proxy: Proxy) -> None:
     assert top["question"] == "Why was case one opened?" and "$s1" not in top["template"]
     status, _ = call(base, "POST", "/v1/feedback", {"id": qid, "outcome": "correct"})
     assert status == 200
+
+
+def test_a_blocked_gremlin_request_carries_the_query_id_too(proxy: Proxy) -> None:
+    from gremlin_python.driver.client import Client
+    from gremlin_python.driver.protocol import GremlinServerError
+
+    base, port = proxy[0], proxy[3]
+    client = Client(f"ws://127.0.0.1:{port}/gremlin", "g")
+    try:
+        with pytest.raises(GremlinServerError) as refused:
+            client.submit("g.V().drop()").all().result()
+    finally:
+        client.close()
+    qid = refused.value.status_attributes["qg_id"]
+    status, done = call(base, "POST", "/v1/feedback", {"id": qid, "outcome": "wrong"})
+    assert status == 200 and done == {"id": qid, "outcome": "wrong", "example": None}
+
+
+def test_the_query_api_takes_the_question(proxy: Proxy) -> None:
+    base = proxy[0]
+    question = "Which people directed The Matrix?"
+    body = {"statement": "MATCH (p:Person)-[:DIRECTED]->(m:Movie {title: 'The Matrix'}) "
+                         "RETURN p.name AS name", "question": question}  # fmt: skip
+    status, answer = call(base, "POST", "/db/neo4j/query/v2", body)
+    assert status == 202 and answer["data"]["values"], answer
+    _, context = call(base, "GET", "/v1/context?question=who%20directed%20Top%20Gun&examples=5")
+    assert question in [e["question"] for e in context["examples"]]

@@ -192,7 +192,8 @@ def test_errors_name_the_file_line(tmp_path: Path) -> None:
          "conf.toml:2: audit.include_parameters: must be bool, got 'yes'"),
         ("[servr]\n", "conf.toml:1: servr: unknown section (did you mean 'server'?); known "
          "sections: audit, backend, "
-         "compat, experience, export, gremlin, guard, limits, plan, repair, rules, server"),
+         "compat, context, experience, export, gremlin, guard, limits, plan, repair, rules, "
+             "server"),
     ],
 )  # fmt: skip
 def test_keys_are_located_whatever_the_toml_layout(

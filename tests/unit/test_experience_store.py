@@ -1,7 +1,7 @@
 """The experience library without a server: which runs are verified (each condition of
-DESIGN §10), templates per language with typed slots, the SQLite store (BM25 times weight,
-one per template, decay with an injected clock, eviction, store_literals = false, a restart),
-and feedback — real verdicts from the real guard, a real SQLite file."""
+DESIGN §10), templates per language with typed slots, the library over a SQLite store
+(store_literals = false, feedback) — real verdicts from the real guard, a real SQLite file.
+The stores themselves, SQLite and PostgreSQL: tests/e2e/test_experience_stores.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from query_guard.backend import BackendError
 from query_guard.build import build_guard
 from query_guard.config.load import parse_config
 from query_guard.experience.library import Experience, UnknownQueryId, open_store
-from query_guard.experience.store import Decay, NewExample, SqliteStore
 from query_guard.experience.templates import cypher_template, gremlin_template, sql_template
 from query_guard.experience.verify import unverified
 from query_guard.model import Finding, Severity
@@ -103,90 +102,6 @@ def test_sql_and_gremlin_templates() -> None:
     assert g.text == ("g.V().hasLabel('person').has('name', $s1).out('knows')"
                       ".has('age', P.gt($n1)).values('name')")  # fmt: skip
     assert {("label", "person"), ("pattern", "knows"), ("property", "age")} <= g.elements
-
-
-# ---------------------------------------------------------------- the store
-
-
-def example(question: str, query: str, database: str = "") -> NewExample:
-    t = cypher_template(query)
-    return NewExample(database, "cypher", question, query, t.text, "fp", [], 3,
-                      sorted(t.elements))  # fmt: skip
-
-
-def store(tmp_path: Path, half_life: float = 0.0) -> SqliteStore:
-    return SqliteStore(tmp_path / "x.sqlite3", Decay(half_life=half_life))
-
-
-def test_ranking_is_bm25_times_weight_one_per_template(tmp_path: Path) -> None:
-    s = store(tmp_path)
-    s.deposit(example(QUESTION, QUERY), "a", 0, 0)
-    same = "MATCH (p:Person {name: 'Tom Cruise'})-[:ACTED_IN]->(m:Movie) RETURN m.title"
-    s.deposit(example("Which movies did Tom Cruise act in?", same), "b", 0, 0)
-    directed = "MATCH (p:Person {name: 'Tom Hanks'})-[:DIRECTED]->(m:Movie) RETURN m.title"
-    s.deposit(example("Which movies did Tom Hanks direct?", directed), "c", 0, 0)
-    s.deposit(example("How old is Keanu?", "MATCH (p:Person) RETURN p.born"), "d", 0, 0)
-    found = s.search("", "which movies did Meg Ryan act in", 3, 0)
-    assert [e["question"] for e in found][:1] == [QUESTION]  # the two "act in" share a template
-    assert len({e["template"] for e in found}) == len(found)
-    for _ in range(3):  # uses raise the weight: the Cruise example overtakes
-        s.deposit(example("Which movies did Tom Cruise act in?", same), "b", 0, 0)
-    top = s.search("", "which movies did Meg Ryan act in", 3, 0)[0]
-    assert (top["question"], top["uses"], top["weight"]) == ("Which movies did Tom Cruise act in?",
-                                                             4, 4.0)  # fmt: skip
-    assert s.search("", "movies", 1, 0)[0]["query"] in (QUERY, same, directed)
-    assert s.search("other-db", "movies", 3, 0) == []
-
-
-def test_weights_decay_with_the_half_life_on_read(tmp_path: Path) -> None:
-    s = store(tmp_path, half_life=10 * HOUR)
-    s.deposit(example(QUESTION, QUERY), "a", 0, 0)
-    assert s.search("", QUESTION, 1, 10 * HOUR)[0]["weight"] == 0.5
-    s.deposit(example(QUESTION, QUERY), "b", 20 * HOUR, 0)  # 0.25 + 1
-    assert s.search("", QUESTION, 1, 20 * HOUR)[0]["weight"] == 1.25
-
-
-def test_recent_lists_the_examples_used_last_with_their_weight_now(tmp_path: Path) -> None:
-    """What the operator console lists: the examples served or learnt last, decayed."""
-    s = store(tmp_path, half_life=10 * HOUR)
-    s.deposit(example(QUESTION, QUERY), "a", 0, 0)
-    s.deposit(example("How old is Keanu?", "MATCH (p:Person) RETURN p.born"), "b", HOUR, 0)
-    recent = s.recent(5, 10 * HOUR)
-    assert [e["question"] for e in recent] == ["How old is Keanu?", QUESTION]
-    assert recent[1]["weight"] == 0.5 and recent[1]["language"] == "cypher"
-    assert len(s.recent(1, 10 * HOUR)) == 1
-
-
-def test_eviction_keeps_the_heaviest_per_database(tmp_path: Path) -> None:
-    s = store(tmp_path)
-    s.deposit(example("movies of Tom", QUERY), "a", 0, 2)
-    s.deposit(example("movies of Tom", QUERY), "a2", 0, 2)  # weight 2
-    s.deposit(example("born", "MATCH (p:Person) RETURN p.born"), "b", 0, 2)
-    s.deposit(example("names", "MATCH (p:Person) RETURN p.name"), "c", 0, 2)
-    kept = {e["question"] for e in s.examples()}
-    assert "movies of Tom" in kept and len(kept) == 2
-
-
-def test_a_restart_keeps_examples_and_run_ids(tmp_path: Path) -> None:
-    s = store(tmp_path)
-    s.deposit(example(QUESTION, QUERY), "run-1", 0, 0)
-    s.close()
-    again = store(tmp_path)
-    assert again.search("", "Tom Hanks movies", 1, 0)[0]["question"] == QUESTION
-    assert again.feedback("run-1", True, 0) == {"example": 1, "weight": 2.0}
-    assert again.feedback("nope", True, 0) is None
-
-
-def test_three_wrong_reports_take_an_example_off_rank_one(tmp_path: Path) -> None:
-    s = store(tmp_path)
-    s.deposit(example(QUESTION, QUERY), "good", 0, 0)
-    s.deposit(example(QUESTION, QUERY), "good", 0, 0)
-    other = "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE p.name = 'Tom Hanks' RETURN m"
-    s.deposit(example("Tom Hanks movies?", other), "other", 0, 0)
-    assert s.search("", QUESTION, 2, 0)[0]["query"] == QUERY
-    for _ in range(3):
-        s.feedback("good", False, 0)
-    assert [e["query"] for e in s.search("", QUESTION, 2, 0)] == [other]
 
 
 def run_async(coro: Any) -> Any:
