@@ -13,11 +13,11 @@ from typing import Any
 
 from aiohttp import web
 
+from query_guard.build import build_guard
 from query_guard.config.load import parse_config
 from query_guard.experience.embeddings import Embeddings
 from query_guard.experience.library import Experience, open_store, passes
 from query_guard.experience.schema_order import ordered_schema_text, tokens
-from query_guard.guard.pipeline import build_guard
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.seen import Seen
 from query_guard.schema.catalog import SchemaCatalog
