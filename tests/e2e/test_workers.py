@@ -14,7 +14,7 @@ import neo4j
 import pytest
 
 from query_guard.backends.embedded import free_port
-from query_guard.cli import main
+from query_guard.cli.main import main
 from tests.e2e.test_balanced_proxies import Readers
 from tests.e2e.test_server import ServeProcess
 
