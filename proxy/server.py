@@ -14,7 +14,7 @@ from typing import Any
 from query_guard.backend import BackendError
 from query_guard.backends.factory import make_backend, make_sql_backend
 from query_guard.build import build_guard
-from query_guard.config.auth import is_loopback, logon_check
+from query_guard.config.auth import is_loopback, logon_check, printable_url
 from query_guard.config.load import Config
 from query_guard.config.tls import listener_tls
 from query_guard.console.feed import QueryFeed, console_feed
@@ -100,7 +100,7 @@ class ProxyServer:
     def backend_description(self) -> str:
         if self.embedded is not None:
             return f"embedded FalkorDB {self.embedded.address} (data {self.embedded.data_dir})"
-        return str(self.config.backend["cypher"])
+        return printable_url(str(self.config.backend["cypher"]))
 
     async def start(self) -> None:
         if self.listen:

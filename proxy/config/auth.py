@@ -22,6 +22,7 @@ import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from query_guard.errors import ConfigError
 
@@ -144,3 +145,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def printable_url(url: str) -> str:
+    """`url` as it may be printed or logged: a password replaced by `***` (the embedded
+    database's generated one that `[server] workers` hands on, or a configured one)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    return parts._replace(
+        netloc=f"{parts.username or ''}:***@{parts.netloc.rpartition('@')[2]}"
+    ).geturl()

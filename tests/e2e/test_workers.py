@@ -93,6 +93,8 @@ def test_workers_share_one_embedded_database(tmp_path: Path) -> None:
     try:
         assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
         assert "for all workers" in serve.stderr()
+        password = (tmp_path / "data" / "falkordb" / "auth.conf").read_text().split()[1]
+        assert password not in serve.line + serve.stderr()  # the URL the workers get is masked
         url = f"bolt://127.0.0.1:{port}"
         counts = set()
         for _ in range(8):  # new connections spread over both workers
