@@ -352,6 +352,19 @@ class EmbeddedFalkorDB(ServerProcess):
             self._lock_file = None
 
 
+def start_for_command(data_dir: Path) -> EmbeddedFalkorDB:
+    """Start the embedded FalkorDB `serve` runs on `data_dir` (its `falkordb` folder) for one
+    command (`schema`, `export`); the error says what usually holds it."""
+    embedded = EmbeddedFalkorDB(data_dir / "falkordb")
+    try:
+        return embedded.start()
+    except EmbeddedStartError as exc:
+        raise EmbeddedStartError(
+            f"cannot start the embedded FalkorDB: {exc}\n  (a running `query-guard serve` "
+            "holds it: stop it first, or pass --uri)"
+        ) from None
+
+
 class _PortTaken(Exception):
     """redis-server could not bind its port (another process took it after we probed)."""
 

@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_schema(args: argparse.Namespace) -> int:
     from query_guard.backend import BackendError
-    from query_guard.backends.embedded import EmbeddedFalkorDB, EmbeddedStartError
+    from query_guard.backends.embedded import EmbeddedStartError, start_for_command
     from query_guard.backends.factory import discover_from_uri
     from query_guard.schema.discovery import write_schema_json
 
@@ -69,14 +69,10 @@ def cmd_schema(args: argparse.Namespace) -> int:
         raise ConfigError("--password-env", "needs --user (the URI form carries both instead)")
     embedded = None
     if not uri:
-        data = Path(str(config.server["data_dir"])).expanduser() / "falkordb"
-        embedded = EmbeddedFalkorDB(data)
         try:
-            embedded.start()
+            embedded = start_for_command(Path(str(config.server["data_dir"])).expanduser())
         except EmbeddedStartError as exc:
-            print(f"query-guard: cannot start the embedded FalkorDB: {exc}\n"
-                  "  (a running `query-guard serve` holds it: stop it first, or pass --uri)",
-                  file=sys.stderr)  # fmt: skip
+            print(f"query-guard: {exc}", file=sys.stderr)
             return 2
         uri = embedded.url
     uri = with_credentials(uri, user, password_env)

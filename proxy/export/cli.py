@@ -61,15 +61,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     embedded = None
     url = args.uri or str(config.backend["cypher"])
     if not url:
-        from query_guard.backends.embedded import EmbeddedFalkorDB, EmbeddedStartError
+        from query_guard.backends.embedded import EmbeddedStartError, start_for_command
 
-        embedded = EmbeddedFalkorDB(Path(str(config.server["data_dir"])).expanduser() / "falkordb")
         try:
-            embedded.start()
+            embedded = start_for_command(Path(str(config.server["data_dir"])).expanduser())
         except EmbeddedStartError as exc:
-            print(f"query-guard: cannot start the embedded FalkorDB: {exc}\n"
-                  "  (a running `query-guard serve` holds it: stop it first, or pass --uri)",
-                  file=sys.stderr)  # fmt: skip
+            print(f"query-guard: {exc}", file=sys.stderr)
             return 2
         url = embedded.url
     try:
