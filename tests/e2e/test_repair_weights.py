@@ -21,7 +21,9 @@ from query_guard.repair.model import EMPTY, ROWS, RepairOutcome
 from query_guard.repair.repairer import build_repairer
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.seen import Seen
+from query_guard.runner import ProxyThread
 from query_guard.schema.catalog import SchemaCatalog
+from tests.e2e.test_http_front import call
 
 # people follow accounts and accounts (bots) follow people: FOLLOWS is declared both ways, so
 # reversing it is admissible (and speculative), as is case-insensitive equality on the name
@@ -180,3 +182,32 @@ def test_on_the_movie_graph_the_learnt_arrow_is_flipped_first(
     assert sources(before) == [("client", EMPTY), ("tier1", EMPTY), ("tier1", EMPTY),
                                ("tier1", ROWS)]  # fmt: skip
     assert sources(after) == [("client", EMPTY), ("tier1", ROWS)]
+
+
+def test_through_serve_the_library_orders_the_repair(
+    tmp_path: Path, falkordb_server: Any, fresh_graph: tuple[str, str]
+) -> None:
+    # the whole path: `serve` on the social graph (schema discovered from it), verified runs
+    # over HTTP deposit their weights, and the next empty query is repaired heaviest first;
+    # with `[experience] enabled = false` the loop keeps today's order
+    url = social(falkordb_server, fresh_graph)
+    verified = "MATCH (p:Person {name: 'Bob'})-[:FOLLOWS]->(a:Account) RETURN a.handle"
+    answers = {}
+    for enabled in (True, False):
+        data = tmp_path / str(enabled)
+        config = parse_config({
+            "server": {"http": "127.0.0.1:0", "data_dir": str(data)},
+            "backend": {"cypher": url}, "experience": {"enabled": enabled},
+            "audit": {"path": str(data / "audit.jsonl")},
+        })  # fmt: skip
+        with ProxyThread(config) as running:
+            base = f"http://127.0.0.1:{running.server.http.port}"
+            for _ in range(2):
+                status, answer = call(base, "POST", "/v1/query",
+                                      {"query": verified, "question": "Whom does Bob follow?"})
+                assert status == 200 and answer["rows"] == [["chess"]], answer
+            status, answer = call(base, "POST", "/v1/query",
+                                  {"query": ANN, "question": "Which accounts does Ann follow?"})
+            assert status == 200, answer
+            answers[enabled] = answer["rows"]
+    assert answers == {True: [["cooking"]], False: [["newsbot"]]}
