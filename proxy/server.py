@@ -207,8 +207,9 @@ class ProxyServer:
         assert self.guard is not None
         limits = Limits.from_config(self.config.limits)
         note = self.source.note if self.source is not None else None
-        cypher = CypherExecution(self.backend, build_repairer(self.guard, self.config),
-                                 schema=self.source)  # fmt: skip
+        weights = self.experience.weigher if self.experience is not None else None
+        repairer = build_repairer(self.guard, self.config, weights)
+        cypher = CypherExecution(self.backend, repairer, schema=self.source)
         gremlin = (
             self.gremlin_service.route()
             if self.gremlin_service is not None

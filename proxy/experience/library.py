@@ -5,7 +5,12 @@ The hook runs on the event loop and only decides (`verify.unverified`, cheap); t
 parsing and every store call run on one dedicated worker thread, in the order they were asked
 for — so an example learnt from a response is there for the next request. Runs that become no
 example are remembered in memory (a bounded map of recent ids), so feedback on them still
-reaches the schema elements their query used."""
+reaches the schema elements their query used.
+
+`weigher` hands the repair loop a snapshot of the element weights (DESIGN §10: weights break
+ties between admissible repair candidates), read on the same worker and kept until the next
+deposit, feedback or `SNAPSHOT_SECONDS` (other proxies may share the store): a repair pays
+for no store read in the common case, and the loop itself never reads the store."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from typing import Any, TypeVar
 from query_guard.config.load import Config
 from query_guard.errors import ConfigError
 from query_guard.experience.embeddings import Embeddings, blend
+from query_guard.experience.schema_order import candidate_weight
 from query_guard.experience.sqlite_store import SqliteStore
 from query_guard.experience.store import (
     Decay,
@@ -43,6 +49,7 @@ MAX_RECENT = 10_000  # ids of runs that became no example, kept for feedback
 OUTCOMES = ("correct", "wrong")
 EMBEDDED = 50  # lexical candidates that get a vector, best first
 SERVED = ("id", "question", "query", "template", "weight", "uses")
+SNAPSHOT_SECONDS = 60.0  # a weights snapshot for repair is re-read after this long
 
 
 class UnknownQueryId(LookupError):
@@ -131,6 +138,7 @@ class Experience:
         self.size = store.count()
         self._recent: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
         self._fingerprints: dict[int, str] = {}
+        self._snapshots: dict[str, tuple[float, dict[tuple[str, str], float]]] = {}
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="query-guard-experience")
         if metrics is not None:
             metrics.experience_examples.set_function(lambda: self.size)
@@ -178,6 +186,7 @@ class Experience:
                                  fingerprint, codes, rows, sorted(template.elements),
                                  shape, query_hints(template.text))  # fmt: skip
             self.store.deposit(example, run_id, self.clock(), self.max_examples)
+            self._snapshots.clear()
             self.size = self.store.count()
         except Exception:  # learning must never disturb serving
             log.exception("experience: could not store a verified run")
@@ -245,7 +254,7 @@ class Experience:
         proxy does not know the id."""
         assert outcome in OUTCOMES, outcome
         correct = outcome == "correct"
-        done = await self._call(self.store.feedback, run_id, correct, self.clock())
+        done = await self._call(self._feedback, run_id, correct)
         if done is None:
             recent = self._recent.get(run_id)
             if recent is None:
@@ -264,6 +273,29 @@ class Experience:
             return
         delta = self.store.decay.deposit * (1 if correct else -1)
         self.store.reinforce(database, elements, delta, self.clock())
+        self._snapshots.clear()
+
+    def _feedback(self, run_id: str, correct: bool) -> dict[str, Any] | None:
+        done = self.store.feedback(run_id, correct, self.clock())
+        self._snapshots.clear()
+        return done
+
+    async def weigher(self, database: str, language: str) -> Callable[[str], float] | None:
+        """The repair loop's tie-breaker for `database`: a candidate query's text -> the
+        weight of the schema elements it uses (`candidate_weight`); None while no element of
+        `database` has a weight (the loop then keeps its own order)."""
+        weights = await self._call(self._snapshot, database)
+        if not any(weights.values()):
+            return None
+        dialect = self.dialect
+        return lambda text: candidate_weight(weights, language, text, dialect)
+
+    def _snapshot(self, database: str) -> dict[tuple[str, str], float]:
+        now = self.clock()
+        kept = self._snapshots.get(database)
+        if kept is None or not 0 <= now - kept[0] < SNAPSHOT_SECONDS:
+            kept = self._snapshots[database] = (now, self.store.weights(database, now))
+        return kept[1]
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.wrap_future(self._worker.submit(fn, *args))

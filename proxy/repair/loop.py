@@ -23,6 +23,14 @@ literal grounded by substring, case-insensitive relaxation, a plugin's (LLM's) r
 *speculative*: an empty answer may be the right one, so it is applied only when the client
 opted in (its `question`, or `[repair] speculative = "apply"`); otherwise the client gets its
 own result and the candidate as a `REPAIR.SUGGESTED` warning (its code, the query, its rows).
+
+Experience breaks ties (DESIGN §10): when the runner hands the loop weights (`Weigh`: the
+weight verified runs and feedback deposited on the schema elements a candidate's text uses),
+the deterministic candidates of one step are tried heaviest first — a reversed arrow onto the
+pattern that worked before ahead of a relaxation that keeps the arrow, or the other way round.
+Only the order changes: the same candidates, each still safe or speculative, the same stopping
+rules; equal weights (and no weights) keep the language's own order, and a query that returned
+rows never reaches a candidate.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from query_guard.repair.model import (
     RepairOutcome,
     RepairRequest,
     RepairSettings,
+    Weigh,
     Words,
     await_me_maybe,
     is_blank,
@@ -130,8 +139,11 @@ class RepairLoop:
         propose: Propose,
         params: dict[str, Any],
         question: str | None,
+        weights: Callable[[], Awaitable[Weigh | None]] | None = None,
     ) -> None:
         self.strategy, self.settings, self.words = strategy, settings, strategy.words
+        self.weights = weights  # asked once, when a step first has candidates to order
+        self.weigh: Weigh | None = None
         self.check, self.propose = check, propose
         self.params = params
         self.question = question
@@ -215,7 +227,7 @@ class RepairLoop:
     async def deterministic(self, parsed: Any, fixes: Sequence[LiteralFix] | None) -> Run | None:
         """The language's candidates in its order: the first that answers and may be applied;
         the first speculative one that answers is suggested instead."""
-        for c in self.strategy.candidates(parsed, self.settings, fixes):
+        for c in await self.ordered(self.strategy.candidates(parsed, self.settings, fixes)):
             if not (c.safe or self.opted_in) and self.suggested:
                 continue  # one suggestion is enough; a safe candidate may still follow
             run = await self.attempt(c.text, c.source, c.code)
@@ -229,6 +241,18 @@ class RepairLoop:
             else:
                 await close(run)
         return None
+
+    async def ordered(self, candidates: list[Candidate]) -> list[Candidate]:
+        """`candidates` heaviest first by experience (stable: ties keep the language's order)."""
+        if len(candidates) < 2 or self.weights is None:
+            return candidates
+        if self.weigh is None:
+            try:
+                self.weigh = await self.weights() or _weightless
+            except Exception as exc:  # the weights only order: without them, today's order
+                log.warning("experience weights unavailable for repair: %r", exc)
+                self.weigh = _weightless
+        return candidates if self.weigh is _weightless else by_weight(candidates, self.weigh)
 
     async def ground(self, parsed: Any) -> tuple[list[Finding], list[LiteralFix]]:
         """The notes on the query's literals (kept as findings) and the fixes they offer."""
@@ -341,6 +365,16 @@ class RepairLoop:
         return RepairOutcome(
             chosen.attempt.query, chosen.stream, chosen.error, list(self.attempts), findings, stop
         )
+
+
+def _weightless(_text: str) -> float:
+    return 0.0
+
+
+def by_weight(candidates: Sequence[Candidate], weigh: Weigh) -> list[Candidate]:
+    """The candidates heaviest first; a stable sort, so equal weights keep their order."""
+    scores = {id(c): weigh(c.text) for c in candidates}
+    return sorted(candidates, key=lambda c: -scores[id(c)])
 
 
 async def close(run: Run) -> None:

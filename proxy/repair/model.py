@@ -5,7 +5,7 @@ peeked result stream."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -160,6 +160,13 @@ def flips(text: str, groups: list[list[Hop]]) -> list[Flip]:
         if group and all(f.text != flipped for f in out):
             out.append(Flip(flipped, all(safe for _, safe in group), edits))
     return out
+
+
+# experience weights (DESIGN §10) as the loop sees them: a candidate's text -> the weight of
+# the schema elements it uses; `WeightsFor` gives one for a (database, language), None without
+# weights. Pure: the runner hands a snapshot in, the loop never reads a store.
+Weigh = Callable[[str], float]
+WeightsFor = Callable[[str, str], Awaitable[Weigh | None]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,10 @@ configuration.
 Results are *peeked*: only the first records of an attempt are read to decide, and the chosen
 attempt's stream is handed back whole (`PeekedStream`), so a query that returns rows at once
 streams as before.
+
+`weights` (`WeightsFor`, the experience library's snapshot of its element weights) orders
+the loop's candidates when several are admissible (DESIGN §10); without it the order is the
+language's own.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from query_guard.repair.model import (
     RepairOutcome,
     RepairRequest,
     RepairSettings,
+    WeightsFor,
     await_me_maybe,
 )
 from query_guard.schema.context import GuardContext
@@ -48,8 +53,10 @@ class Repairer:
         settings: RepairSettings | None = None,
         pm: pluggy.PluginManager | None = None,
         ctx: GuardContext | Callable[[], GuardContext] | None = None,
+        weights: WeightsFor | None = None,
     ) -> None:
         self.settings = settings or RepairSettings()
+        self.weights = weights
         self.pm = pm
         self._calls = PerPluginCalls(pm) if pm is not None else None
         # a callable reads the guard's context at each use: a schema refresh
@@ -88,6 +95,7 @@ class Repairer:
         first: ResultStream | BackendError | None = None,
         retry_errors: bool = True,
         forward: str | None = None,
+        database: str | None = None,
     ) -> RepairOutcome:
         """Run `query` (or judge `first`, its already started result) and repair it if it
         fails or comes back empty: Cypher on `execute`, or any language's `strategy` (which
@@ -95,12 +103,17 @@ class Repairer:
 
         `forward` is the text the database executes for `query` (the guard's canonical
         emission, `Verdict.to_run`); the loop runs and repairs that text, and candidates run
-        as their own verdict's `to_run`, never as raw candidate text."""
+        as their own verdict's `to_run`, never as raw candidate text. `database` names whose
+        experience weights order the candidates (with `weights`)."""
         params = dict(parameters or {})
         if strategy is None:
             assert execute is not None
             strategy = CypherStrategy(self.parse, lambda: self.ctx.schema, execute, params)
-        loop = RepairLoop(strategy, self.settings, check, self.propose, params, question)
+        weights, language = self.weights, strategy.language
+        loop = RepairLoop(
+            strategy, self.settings, check, self.propose, params, question,
+            None if weights is None else lambda: weights(database or "", language),
+        )  # fmt: skip
         return await loop.run(query, forward or query, first, retry_errors)
 
     async def propose(self, request: RepairRequest) -> RepairCandidate | None:
@@ -127,8 +140,11 @@ class Repairer:
 # ---------------------------------------------------------------- wiring
 
 
-def build_repairer(guard: Any, config: Any) -> Repairer | None:
-    """The server's repairer from `[repair]` (None when disabled): repair plugins
+def build_repairer(
+    guard: Any, config: Any, weights: WeightsFor | None = None
+) -> Repairer | None:
+    """The server's repairer from `[repair]` (None when disabled), its candidates ordered by
+    `weights` when given (the experience library's `weigher`): repair plugins
     (`query_guard.guard.registry.BUILTIN_REPAIR`, each module's `from_config(repair_table)`) are
     registered on the guard's own plugin manager, next to third-party `guard_repair`
     implementations."""
@@ -145,4 +161,4 @@ def build_repairer(guard: Any, config: Any) -> Repairer | None:
         plugin = importlib.import_module(module_path).from_config(config.repair)
         if plugin is not None:
             pm.register(plugin, name=name)
-    return Repairer(settings, pm, lambda: guard.ctx)
+    return Repairer(settings, pm, lambda: guard.ctx, weights)

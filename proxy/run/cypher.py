@@ -146,6 +146,7 @@ class CypherExecution:
             first=first,
             retry_errors=req.tx is None,
             forward=plan.to_run,
+            database=req.database,
         )
         attempts = [a.to_dict() for a in outcome.attempts] if len(outcome.attempts) > 1 else []
         if attempts:
