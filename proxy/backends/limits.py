@@ -15,6 +15,7 @@ from query_guard.backend import BackendError
 TIMEOUT_CODE = "Neo.ClientError.Transaction.TransactionTimedOut"
 # A result over the byte budget: a client error (retrying cannot help).
 RESULT_SIZE_CODE = "Neo.ClientError.Statement.ExecutionFailed"
+ABANDONED = "LIM.ABANDONED"  # the finding code a refusal under max_abandoned_queries names
 
 
 def timeout_error(
@@ -55,7 +56,7 @@ def abandoned_error(running: int, cap: int) -> BackendError:
     """The refusal of a new query while `running` (>= `cap`) queries the proxy stopped waiting
     for still run on the database: sent at once, rather than queued behind them upstream."""
     return BackendError(
-        f"LIM.ABANDONED: {running} queries that ran past the query timeout are still running "
+        f"{ABANDONED}: {running} queries that ran past the query timeout are still running "
         f"on the database, which does not stop them; new queries are refused until fewer than "
         f"{cap} are left ([limits] max_abandoned_queries). Retry in a moment; the database's "
         "own timeout stops such queries (ArcadeDB: arcadedb.command.timeout)",
