@@ -13,12 +13,15 @@ connection is then *abandoned*, not closed: a server that ignores `tx_timeout` a
 running the query when its socket closes (ArcadeDB's Bolt thread finds out only when it next
 writes), so the proxy keeps reading (and dropping) the late replies and closes the connection
 when the last one came (`on_settled`). The backend counts abandoned connections to refuse new
-queries once too many still run upstream (`[limits] max_abandoned_queries`).
+queries once too many still run upstream (`[limits] max_abandoned_queries`); TCP keepalive
+probes close one whose server host vanished.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import ssl
 from collections import deque
 from collections.abc import Callable
@@ -192,8 +195,24 @@ class UpstreamConnection(asyncio.Protocol):
             response.tag = SILENT
             if not response.done.done():
                 response.done.set_result(None)
+        self._keep_alive()
         if self.on_abandoned is not None:
             self.on_abandoned(self)
+
+    def _keep_alive(self) -> None:
+        """TCP keepalive probes on an abandoned connection: a server busy with the query
+        still answers them, a host that vanished does not, and the kernel then closes the
+        socket within about a minute, which settles the connection."""
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        if sock is None:
+            return
+        options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+        for name, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3)):
+            if hasattr(socket, name):  # Linux; elsewhere the system's defaults
+                options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
+        with contextlib.suppress(OSError, AttributeError):
+            for level, option, value in options:
+                sock.setsockopt(level, option, value)
 
     def _settle(self) -> None:
         """An abandoned connection's server has answered everything (or gone): close it."""
