@@ -65,6 +65,7 @@ from query_guard.api.sql import (
     age_calls,
     call_name,
     is_allowed_call,
+    is_secret_call,
     is_secret_catalog,
     unbounded_format,
 )
@@ -132,7 +133,12 @@ def _statement(query: SqlQuery, statement: SqlStatement, ctx: GuardContext) -> l
             findings.append(_error("SEC.WRITE", "a locking read (FOR UPDATE / FOR SHARE) takes "
                                    "row locks: not allowed here", statement.span))  # fmt: skip
         elif isinstance(node, exp.Func):
-            if not is_allowed_call(node, dialect, allowed):
+            if is_secret_call(node):
+                findings.append(_error("SEC.CATALOG", f"{call_name(node)}() reads a system "
+                                       "catalog that holds secrets, server settings or other "
+                                       "sessions' queries: not readable here",
+                                       query.span_of(node, statement)))  # fmt: skip
+            elif not is_allowed_call(node, dialect, allowed):
                 span = query.span_of(node, statement)
                 name = _written(node, query.text[span[0] : span[1]])
                 findings.append(_error("SEC.FUNCTION", f"function {name}() is not on "

@@ -88,7 +88,12 @@ CODES: dict[str, Code] = {
     "SIM.BRACKET": Code("error", "SEGRA P3: similarity step not bracketed by its within-case edge"),
     "ANC.ID": Code("warning", "SEGRA P4: anchor addressed by a property cases do not have"),
     "LIM.INJECTED": Code("info", "no LIMIT: the default limit appended"),
-    "LIM.CAPPED": Code("info", "LIMIT above the maximum lowered to it"),
+    "LIM.CAPPED": Code(
+        "info", "LIMIT above the maximum lowered to it; a computed `range()` bound bounded"
+    ),
+    "LIM.RANGE": Code(
+        "error", "a `range()` building more elements than `[limits] max_range_size`"
+    ),
     "LIM.FULL_SCAN": Code("warning", "unfiltered full-graph scan (`g.V()`, `g.E()`)"),
     "LIM.QUERY_SIZE": Code(
         "error", "query text above `[limits] max_query_bytes` or `max_query_tokens` (pre-parse)"
@@ -103,6 +108,11 @@ CODES: dict[str, Code] = {
         "a result cut off at `max_result_rows`/`max_result_bytes` (SQL: refused, as an error)",
     ),
     "LIM.TIMEOUT": Code("error", "the database's query timeout or the guard's time budget ran out"),
+    "LIM.ABANDONED": Code(
+        "error",
+        "refused at once: `[limits] max_abandoned_queries` timed-out queries still run on a "
+        "Bolt upstream that does not stop them (ArcadeDB)",
+    ),
     "SEC.WRITE": Code(
         "error", "a write, schema command or administration SHOW on a read-only endpoint"
     ),

@@ -6,6 +6,7 @@ from query_guard.sql.functions import (
     MAX_FORMAT_WIDTH,
     call_name,
     is_allowed_call,
+    is_secret_call,
     is_secret_catalog,
     unbounded_format,
 )
@@ -14,5 +15,6 @@ from query_guard.sql.query import SqlQuery, SqlStatement, unsafe_names
 
 __all__ = [
     "MAX_FORMAT_WIDTH", "SqlCatalog", "SqlQuery", "SqlStatement", "age_calls", "call_name",
-    "is_allowed_call", "is_secret_catalog", "unbounded_format", "unsafe_names",
+    "is_allowed_call", "is_secret_call", "is_secret_catalog", "unbounded_format",
+    "unsafe_names",
 ]  # fmt: skip

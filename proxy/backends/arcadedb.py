@@ -83,6 +83,7 @@ class ArcadeDBServer(ServerProcess):
         heap: str = "768m",
         load_movies: bool = True,
         startup_timeout: float = 90.0,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.database = database
@@ -90,6 +91,9 @@ class ArcadeDBServer(ServerProcess):
         self.heap = heap
         self.load_movies = load_movies
         self.startup_timeout = startup_timeout
+        # more server settings, e.g. {"arcadedb.command.timeout": 5000}: the one timeout
+        # ArcadeDB applies to a Bolt query (it ignores Bolt's tx_timeout)
+        self.settings = dict(settings or {})
         self._requested_port = bolt_port
         self.bolt_port = bolt_port
         self.http_port = 0
@@ -132,6 +136,7 @@ class ArcadeDBServer(ServerProcess):
             "arcadedb.server.httpIncomingPort": self.http_port,
             "arcadedb.bolt.host": self.host,
             "arcadedb.bolt.port": self.bolt_port,
+            **self.settings,
         }
         return [
             java, f"-Xmx{self.heap}", "-XX:+UseSerialGC",

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from query_guard.backend import BackendError, BackendUnavailable
 from query_guard.backends.bolt_results import AuthKey, RelayResult, RelayTransaction
 from query_guard.backends.bolt_upstream import UpstreamConnection
-from query_guard.backends.limits import wait_bound
+from query_guard.backends.limits import abandoned_error, wait_bound
 from query_guard.config.tls import client_context
 from query_guard.wire import bolt_messages as m
 from query_guard.wire.packstream import Packed
@@ -72,6 +72,7 @@ class BoltRelayBackend:
         max_idle: int = 128,
         connect_timeout: float = 10.0,
         query_timeout_ms: int = 0,
+        max_abandoned: int = 0,
         tls: ssl.SSLContext | None = None,
     ) -> None:
         parts = urlsplit(uri)
@@ -92,6 +93,10 @@ class BoltRelayBackend:
         self.max_idle = max_idle
         self.connect_timeout = connect_timeout
         self.query_timeout_ms = query_timeout_ms  # sent as tx_timeout (0: the server's)
+        # connections the silence watchdog gave up on while the server still runs their
+        # query; at `max_abandoned` (0: no cap) new queries are refused (LIM.ABANDONED)
+        self.max_abandoned = max_abandoned
+        self.abandoned: set[UpstreamConnection] = set()
         self.server = ""
         self.records_decoded = 0  # records that went through `fetch` (tests, metrics)
         self._default = auth_map(auth)
@@ -120,6 +125,8 @@ class BoltRelayBackend:
         for conns in idle.values():
             for conn in conns:
                 conn.close()
+        for conn in list(self.abandoned):
+            conn.abort()
 
     async def authenticate(self, auth: Mapping[str, Any]) -> bool:
         """The Bolt frontend's hook in pass-through mode: remember this connection's
@@ -155,7 +162,10 @@ class BoltRelayBackend:
         return self._default_key, self._default
 
     async def acquire(self) -> tuple[UpstreamConnection, AuthKey, bool]:
-        """(connection, its pool key, whether it was reused from the pool)."""
+        """(connection, its pool key, whether it was reused from the pool). Refused
+        (`LIM.ABANDONED`) while `max_abandoned` timed-out queries still run upstream."""
+        if self.max_abandoned and len(self.abandoned) >= self.max_abandoned:
+            raise abandoned_error(len(self.abandoned), self.max_abandoned)
         key, token = self._credentials()
         idle = self._idle.get(key)
         while idle:
@@ -167,10 +177,13 @@ class BoltRelayBackend:
     async def _open(self, key: AuthKey, token: dict[str, Any]) -> UpstreamConnection:
         if self._closed:
             raise BackendUnavailable("the Bolt upstream backend is closed")
-        return await UpstreamConnection.open(
+        conn = await UpstreamConnection.open(
             self.host, self.port, token, tls=self.tls, timeout=self.connect_timeout,
             silence=self._silence(),
         )  # fmt: skip
+        conn.on_abandoned = self.abandoned.add
+        conn.on_settled = self.abandoned.discard
+        return conn
 
     def _silence(self) -> float | None:
         """How long a waiting request may hear nothing from the server: `tx_timeout` plus a

@@ -8,14 +8,23 @@ Bolt client as it came; summaries (SUCCESS / FAILURE / IGNORED) are decoded.
 A connection opened with a `silence` bound (the relay's: `[limits] query_timeout_ms` plus a
 grace) is a watchdog for servers that ignore the Bolt `tx_timeout` (ArcadeDB): when a request
 waits and the server sends nothing for that long, the connection is aborted and every waiting
-request fails with `LIM.TIMEOUT`, so a client never waits far past the query timeout.
+request fails with `LIM.TIMEOUT`, so a client never waits far past the query timeout. The
+connection is then *abandoned*, not closed: a server that ignores `tx_timeout` also goes on
+running the query when its socket closes (ArcadeDB's Bolt thread finds out only when it next
+writes), so the proxy keeps reading (and dropping) the late replies and closes the connection
+when the last one came (`on_settled`). The backend counts abandoned connections to refuse new
+queries once too many still run upstream (`[limits] max_abandoned_queries`); TCP keepalive
+probes close one whose server host vanished.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import ssl
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from query_guard.backend import BackendError, BackendUnavailable
@@ -80,6 +89,10 @@ class UpstreamConnection(asyncio.Protocol):
         self.silence: float | None = None  # seconds without a byte while a request waits
         self._watchdog: asyncio.TimerHandle | None = None
         self._silent = False
+        # abandoned by the watchdog: replies still owed by the server (read and dropped)
+        self.abandoned = False
+        self.on_abandoned: Callable[[UpstreamConnection], None] | None = None
+        self.on_settled: Callable[[UpstreamConnection], None] | None = None
 
     # -- opening --------------------------------------------------------------------------
 
@@ -169,11 +182,47 @@ class UpstreamConnection(asyncio.Protocol):
             self._watchdog = self._loop.call_later(self.silence, self._fall_silent)
 
     def _fall_silent(self) -> None:
+        """No byte for `silence` seconds: every waiting request fails with LIM.TIMEOUT now,
+        and the connection stays open until the server has sent what it owes (it is most
+        likely still running the query), then closes (`on_settled`)."""
         self._watchdog = None
         if not self._responses or self.lost:
             return
         self._silent = True
-        self._broken(f"no reply for {self.silence:g} s")
+        self.abandoned = True
+        self.lost = True  # nothing more is sent on it; `release` closes it
+        for response in self._responses:  # they stay queued: the late replies pop them
+            response.tag = SILENT
+            if not response.done.done():
+                response.done.set_result(None)
+        self._keep_alive()
+        if self.on_abandoned is not None:
+            self.on_abandoned(self)
+
+    def _keep_alive(self) -> None:
+        """TCP keepalive probes on an abandoned connection: a server busy with the query
+        still answers them, a host that vanished does not, and the kernel then closes the
+        socket within about a minute, which settles the connection."""
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        if sock is None:
+            return
+        options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+        for name, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3)):
+            if hasattr(socket, name):  # Linux; elsewhere the system's defaults
+                options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
+        with contextlib.suppress(OSError, AttributeError):
+            for level, option, value in options:
+                sock.setsockopt(level, option, value)
+
+    def _settle(self) -> None:
+        """An abandoned connection's server has answered everything (or gone): close it."""
+        self.abandoned = False
+        self._responses.clear()
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"\x00\x02\xb0\x02\x00\x00")  # GOODBYE
+            self.transport.close()
+        if self.on_settled is not None:
+            self.on_settled(self)
 
     def reset_later(self) -> None:
         """Pipeline a RESET (nobody waits for it): the next request queues behind it."""
@@ -181,7 +230,15 @@ class UpstreamConnection(asyncio.Protocol):
         self.queue(m.RESET, [])
         self.flush()
 
+    def abort(self) -> None:
+        """Drop the connection at once, abandoned or not (the backend is closing)."""
+        if self.transport is not None:
+            self.transport.abort()
+        self._lose()
+
     def close(self) -> None:
+        if self.abandoned:
+            return  # closed by `_settle` once the server has answered
         if self.transport is not None and not self.transport.is_closing():
             if not self.lost and not self._responses:
                 self.transport.write(b"\x00\x02\xb0\x02\x00\x00")  # GOODBYE
@@ -239,7 +296,13 @@ class UpstreamConnection(asyncio.Protocol):
                 return pos
             head = responses[0]
             tag = buf[body_start + 1] if body is None else body[1]
-            if tag == m.RECORD:
+            if self.abandoned:  # a late reply nobody waits for any more: dropped
+                if tag != m.RECORD:
+                    responses.popleft()
+                    if not responses:
+                        self._settle()
+                        return after
+            elif tag == m.RECORD:
                 if head.records is None:
                     self._broken("a RECORD for a request that streams none")
                     return pos
@@ -272,6 +335,9 @@ class UpstreamConnection(asyncio.Protocol):
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
+        if self.abandoned:  # the server closed it or we aborted it: nothing more will come
+            self._settle()
+            return
         tag = SILENT if self._silent else LOST
         if not self._greeting.done():
             self._greeting.set_exception(ConnectionResetError("closed during the handshake"))

@@ -46,6 +46,7 @@ def make_backend(url: str, config: Config) -> Any:
             "read_only": read_only,
             "passthrough": mode == "passthrough",
             "query_timeout_ms": int(config.limits.get("query_timeout_ms", 0)),
+            "max_abandoned": int(config.limits.get("max_abandoned_queries", 0)),
         }
         from query_guard.backends.bolt_relay import BoltRelayBackend
 

@@ -1,7 +1,8 @@
 """The backend query timeout (`[limits] query_timeout_ms`) as every backend reports it: one
 Neo4j status code (a ClientError, so drivers do not retry) and a `LIM.TIMEOUT` message; and
 the result byte budget (`[limits] max_result_bytes`) as the SQL backends report it
-(`LIM.RESULT_SIZE`)."""
+(`LIM.RESULT_SIZE`); and the refusal while too many timed-out queries still run upstream
+(`[limits] max_abandoned_queries`, `LIM.ABANDONED`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from query_guard.backend import BackendError
 TIMEOUT_CODE = "Neo.ClientError.Transaction.TransactionTimedOut"
 # A result over the byte budget: a client error (retrying cannot help).
 RESULT_SIZE_CODE = "Neo.ClientError.Statement.ExecutionFailed"
+ABANDONED = "LIM.ABANDONED"  # the finding code a refusal under max_abandoned_queries names
 
 
 def timeout_error(
@@ -46,6 +48,18 @@ def result_size_error(max_bytes: int, detail: str = "") -> BackendError:
         + (f" ({detail})" if detail else "")
         + ". Return fewer or smaller columns (e.g. length(x) instead of a large x), add a "
         "smaller LIMIT, aggregate",
+        RESULT_SIZE_CODE,
+    )
+
+
+def abandoned_error(running: int, cap: int) -> BackendError:
+    """The refusal of a new query while `running` (>= `cap`) queries the proxy stopped waiting
+    for still run on the database: sent at once, rather than queued behind them upstream."""
+    return BackendError(
+        f"{ABANDONED}: {running} queries that ran past the query timeout are still running "
+        f"on the database, which does not stop them; new queries are refused until fewer than "
+        f"{cap} are left ([limits] max_abandoned_queries). Retry in a moment; the database's "
+        "own timeout stops such queries (ArcadeDB: arcadedb.command.timeout)",
         RESULT_SIZE_CODE,
     )
 

@@ -70,6 +70,7 @@ class GuardSettings:
     max_query_bytes: int = 64 * 1024
     max_nesting: int = 12
     max_query_tokens: int = 2000
+    max_range_size: int = 1_000_000  # elements one range() may build (plugins/range_limits.py)
     cache_bytes: int = 64 * 1024 * 1024  # verdict / parse caches, approximate bytes
     cache_max_query_bytes: int = 16 * 1024  # longer queries are never cached
     # Graphs / databases a query may name (Bolt `db`, Cypher `USE`); HOME_ALIASES always count.

@@ -235,6 +235,7 @@ class LimitsTable(Table):
     max_query_bytes: Off = 64 * 1024
     max_nesting: Off = 12
     max_query_tokens: Off = 2000
+    max_range_size: Off = 1_000_000
     max_parameters: Off = 100
     max_parameter_bytes: Off = 1024 * 1024
     max_parameter_depth: Off = 8
@@ -242,6 +243,7 @@ class LimitsTable(Table):
     max_result_rows: Annotated[int, Field(ge=-1)] = -1  # -1 = [guard] max_limit
     max_result_bytes: Off = 256 * 1024 * 1024
     query_timeout_ms: Off = 30_000
+    max_abandoned_queries: Off = 2
     guard_timeout_ms: Off = 5_000
     guard_workers: Annotated[int, Field(ge=1)] = 2
     cache_bytes: Off = 64 * 1024 * 1024

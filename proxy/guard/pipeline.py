@@ -30,7 +30,7 @@ MAX_ROUNDS = 3
 FAIL_CLOSED_RULES = frozenset(
     {
         "read_only", "gremlin_read_only", "sql_read_only",
-        "limits", "gremlin_limits", "sql_limits", "resource_limits",
+        "limits", "gremlin_limits", "sql_limits", "resource_limits", "range_limits",
     }
 )  # fmt: skip
 

@@ -36,6 +36,7 @@ BUILTIN_RULES: tuple[str, ...] = (
     "query_guard.rules.cypher_version",
     "query_guard.rules.databases",
     "query_guard.rules.limits",
+    "query_guard.rules.range_limits",
     "query_guard.rules.unknown_names",
     "query_guard.rules.gremlin_read_only",
     "query_guard.rules.gremlin_scans",

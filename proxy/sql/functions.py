@@ -273,8 +273,10 @@ SECRET_CATALOGS: dict[str, tuple[str, ...]] = {
         "pg_hba_file_rules", "pg_ident_file_mappings", "pg_file_settings", "pg_config",
         "pg_settings", "pg_db_role_setting", "pg_stat_activity", "pg_stat_statements",
         "pg_stat_statements_info", "pg_subscription", "pg_foreign_server",
-        "pg_stat_wal_receiver", "information_schema.user_mapping_options",
+        "pg_stat_wal_receiver", "pg_stat_replication", "pg_stat_ssl",
+        "information_schema.user_mapping_options",
     ),
+    "SQLite": ("pragma_database_list",),
     "MySQL": (
         "mysql.*", "performance_schema.*", "information_schema.processlist",
         "sys.processlist", "sys.session", "sys.x$*",
@@ -353,3 +355,10 @@ def is_secret_catalog(table: exp.Table) -> bool:
     """Whether a table reference names a catalog that holds secrets (`SECRET_CATALOGS`)."""
     name, schema = table.name.lower(), table.db.lower()
     return bool(_SECRET_NAMES.match(name) or _SECRET_QUALIFIED.match(f"{schema}.{name}"))
+
+
+def is_secret_call(node: exp.Func) -> bool:
+    """Whether a call is a catalog of `SECRET_CATALOGS` read as a table-valued function
+    (SQLite's `pragma_database_list()`, PostgreSQL's `pg_config()`): refused like the table,
+    even when `[guard] sql_allowed_functions` allows the name."""
+    return bool(_SECRET_NAMES.match(call_name(node).rpartition(".")[2]))

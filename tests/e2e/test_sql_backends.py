@@ -51,6 +51,8 @@ ATTACKS = [
     "SELECT 'qgmark10' /*! ; DELETE FROM orders */",
     "SELECT load_extension('qgmark11')",
     "SELECT 'qgmark12', set_config('default_transaction_read_only', 'off', false)",
+    "SELECT name, file, 'qgmark13' FROM pragma_database_list",
+    "SELECT file, 'qgmark14' FROM pragma_database_list()",
 ]
 # functions a PostgreSQL read-only transaction still runs (they persist or leak), secret
 # catalogs and whole-database exports; each carries a marker the server log would show
@@ -90,6 +92,8 @@ PG_ATTACKS = [
     "SELECT * FROM pg_hba_file_rules WHERE 'qgmark52' <> ''",
     "SELECT upper(lo_from_bytea(0, 'qgmark53')::text)",
     "SELECT * FROM public.generate_series(1, 2) AS qgmark54",
+    "SELECT client_addr, 'qgmark55' FROM pg_stat_replication",
+    "SELECT ssl, client_dn, 'qgmark56' FROM pg_stat_ssl",
 ]
 # what those would change, read directly on the server
 PG_STATE = """SELECT (SELECT count(*) FROM pg_largeobject_metadata) AS large_objects,
