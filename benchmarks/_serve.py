@@ -83,7 +83,9 @@ class Baseline:
             ["git", "worktree", "add", "--detach", str(self.root), self.rev],
             cwd=ROOT, check=True, capture_output=True,
         )  # fmt: skip
-        config = (self.root / "proxy" / "config.py").read_text()
+        package = self.root / "proxy" / "config"  # a module before it became a package
+        sources = [*package.glob("*.py")] if package.is_dir() else [package.with_suffix(".py")]
+        config = "".join(path.read_text() for path in sources)
         self.has_limits = '"limits"' in config or "class LimitsSection" in config
 
     def close(self) -> None:
