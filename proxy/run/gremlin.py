@@ -77,10 +77,10 @@ class GremlinExecution:
             first = await self.submit(final, req.parameters)
         except BackendError as exc:
             return Outcome(verdict, error=exc, ran=final)
+        if not self.repairer.settings.enabled or await plainly_has_rows(first):
+            return Outcome(verdict, first, ran=final)  # rows plainly: the loop changes nothing
         catalog = self.catalog()
-        if not self.repairer.settings.enabled or catalog is None:
-            return Outcome(verdict, first, ran=final)
-        if await plainly_has_rows(first):  # the loop would say "rows" and change nothing
+        if catalog is None:
             return Outcome(verdict, first, ran=final)
 
         async def run(text: str) -> ListStream:
