@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 SECOND = "defaults (a second serve)"  # beside a baseline: the run's noise floor
+NOISY = 0.25  # two identical serves differing by more than this: no build comparison
 
 TARGET_RSS_MIB = 150.0  # proxy RSS with 1,000 idle connections
 # issue 23, per backend: (proxy p50 / direct p50 at most, 32-client throughput ratio at least).
@@ -57,11 +58,15 @@ def _against_baseline(
             f"32-client throughput {twin_tput:.2f}x"
         )
     slower = p50 - 1 > max(0.05, p50_noise) or 1 - tput > max(0.05, tput_noise)
-    verdict = (
-        "slower (by more than 5 % and more than two identical serves differ)."
-        if slower
-        else "not slower (within 5 % or within what two identical serves differ by)."
-    )
+    if max(p50_noise, tput_noise) > NOISY:
+        verdict = (
+            f"not told apart by this run (two identical serves differ by more than "
+            f"{NOISY:.0%}: the machine was too busy to compare builds by wall clock)."
+        )
+    elif slower:
+        verdict = "slower (by more than 5 % and more than two identical serves differ)."
+    else:
+        verdict = "not slower (within 5 % or within what two identical serves differ by)."
     return (
         f"- {backend}: this build against {rev} (same run): p50 {p50:.2f}x "
         f"({(on['proxy_p50'] - base['proxy_p50']) * 1000:+.0f} µs), 32-client throughput "
