@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -267,7 +268,7 @@ def bench_arcadedb(
 # ---------------------------------------------------------------------- report
 
 
-def render(results: list[dict[str, Any]], n: int, seconds: float) -> str:
+def render(results: list[dict[str, Any]], n: int, seconds: float, load: str = "?") -> str:
     rows = []
     for r in results:
         rows.append([
@@ -292,8 +293,10 @@ def render(results: list[dict[str, Any]], n: int, seconds: float) -> str:
         f"{ROUNDS} blocks, their order shuffled each round; throughput: the median of "
         f"{TPUT_ROUNDS} points of {seconds:g} s, in shuffled rounds, "
         "async driver, one session per client). "
-        "Targets: p50 ≤ 1.15x direct, 32-client throughput ≥ 0.85x direct, ≤ 150 MB RSS at "
-        "1,000 idle connections. Client, proxy and database share the machine's cores.\n\n"
+        "Targets (issue 23): p50 ≤ 2x direct and 32-client throughput ≥ 0.5x for FalkorDB "
+        "(direct: another client and protocol), p50 ≤ 1.25x and throughput ≥ 0.95x for "
+        "ArcadeDB; ≤ 150 MB RSS at 1,000 idle connections. Client, proxy and database share "
+        f"the machine's cores ({os.cpu_count()}); load average {load}.\n\n"
         + table(headers, rows)
         + "\n\n"
         + interpret(results)
@@ -309,6 +312,7 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REV", help="also run serve from this revision")
     args = parser.parse_args()
     results = []
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="qg-bench-") as tmp:
         baseline = Baseline(args.baseline, Path(tmp)) if args.baseline else None
         try:
@@ -323,7 +327,8 @@ def main() -> None:
         finally:
             if baseline is not None:
                 baseline.close()
-    text = render(results, args.calls, args.seconds)
+    load = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end of the run"
+    text = render(results, args.calls, args.seconds, load)
     print(text)
     if args.write:
         write_section(SECTION, text)

@@ -34,6 +34,7 @@ from query_guard.wire.resp import RespConnectionError, RespError, RespPool, Resp
 
 DEFAULT_PORT = 6379
 DEFAULT_GRAPH = "movies"
+REWIND_LIMIT = 16  # a result read to its end keeps at most this many rows for `rewind`
 
 
 # ---------------------------------------------------------------------- results
@@ -45,7 +46,8 @@ class FalkorDBResult:
     RESP has no cursor: FalkorDB computes and sends the complete result at once (its
     `RESULTSET_SIZE` config caps it), so the records are buffered here and only the batching
     is incremental. With `decode`, the buffered rows are the compact reply's and each batch
-    is decoded as it is fetched, so a big result never exists twice in memory.
+    is decoded as it is fetched, so a big result never exists twice in memory. Until its rows
+    are let go (read to the end past `REWIND_LIMIT`, or discarded) it can `rewind`.
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class FalkorDBResult:
         self._pos = 0
         self._summary = summary
         self._decode = decode
+        self._rewindable = True
 
     async def fetch(self, n: int) -> list[list[Any]]:
         rows = self._rows
@@ -69,16 +72,25 @@ class FalkorDBResult:
             end = len(rows) if n < 0 else min(len(rows), self._pos + n)
             batch = rows[self._pos : end]
         self._pos += len(batch)
-        if self._pos >= len(rows):
-            self._rows = []  # let the reply go as soon as its last batch is out
-            self._pos = 0
+        if self._pos >= len(rows) and self._pos > REWIND_LIMIT:
+            self._release()  # let the reply go as soon as its last batch is out
         if self._decode is not None and batch:
             return await self._decode(batch)
         return batch
 
-    async def discard(self) -> None:
-        self._rows = []
+    def rewind(self) -> bool:
+        """Start again from the first record (the runner's peek at a result that plainly
+        has rows, `query_guard.run.cypher`); False once the rows were let go."""
+        if not self._rewindable:
+            return False
         self._pos = 0
+        return True
+
+    async def discard(self) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        self._rows, self._pos, self._rewindable = [], 0, False
 
     def has_more(self) -> bool:
         return self._pos < len(self._rows)

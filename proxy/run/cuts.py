@@ -119,6 +119,11 @@ class ListStream:
     async def discard(self) -> None:
         self._at = len(self._rows)
 
+    def rewind(self) -> bool:
+        """Start again from the first row (the runner's peek, `plainly_has_rows`)."""
+        self._at = 0
+        return True
+
     def has_more(self) -> bool:
         return self._at < len(self._rows)
 

@@ -114,7 +114,7 @@ class CypherExecution:
             try:
                 if not (plan.repairable and self._loop_sees(req, None)):
                     return Outcome(verdict, first, ran=plan.to_run)
-                if await _plainly_has_rows(first):
+                if await plainly_has_rows(first):
                     return Outcome(verdict, first, ran=plan.to_run)
             except BackendError as exc:  # the loop judges the error, as if it had peeked
                 first = exc
@@ -174,11 +174,12 @@ def _with_suggestions(exc: BackendError, findings: list[Finding]) -> BackendErro
     return BackendError(exc.message + "\nREPAIR.SUGGESTED: " + "\n".join(offers), exc.code)
 
 
-async def _plainly_has_rows(stream: ResultStream) -> bool:
+async def plainly_has_rows(stream: ResultStream) -> bool:
     """The repair loop's judgement "rows", reached without it for a result that plainly has
     some: two records, or one with no blank value (DESIGN §6: "empty" is no rows, or one row
     whose aggregates are all 0, null or empty). Only for streams that can put their peeked
-    records back (`rewind`), so they are still relayed raw; anything else goes to the loop."""
+    records back (`rewind`), so they are still relayed raw (or, in memory, read again);
+    anything else goes to the loop. The Gremlin execution asks the same."""
     rewind = getattr(stream, "rewind", None)
     if rewind is None:
         return False

@@ -2,7 +2,8 @@
 guard's AST, never the client's script) submitted as a traversal, an empty result repaired
 (the repair loop with `query_guard.repair.gremlin.GremlinStrategy`). Results come back as
 one-column rows (`result`) of gremlinpython values; the Gremlin front sends them as they are,
-the MCP tool as JSON."""
+the MCP tool as JSON. A result that plainly has rows skips the repair loop, as Cypher's does
+(`query_guard.run.cypher.plainly_has_rows`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from query_guard.repair.gremlin import GremlinStrategy
 from query_guard.repair.model import RepairSettings
 from query_guard.repair.repairer import Repairer
 from query_guard.run.cuts import ListStream
+from query_guard.run.cypher import plainly_has_rows
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.schema.catalog import SchemaCatalog
 from query_guard.schema.context import GuardContext
@@ -75,8 +77,10 @@ class GremlinExecution:
             first = await self.submit(final, req.parameters)
         except BackendError as exc:
             return Outcome(verdict, error=exc, ran=final)
+        if not self.repairer.settings.enabled or await plainly_has_rows(first):
+            return Outcome(verdict, first, ran=final)  # rows plainly: the loop changes nothing
         catalog = self.catalog()
-        if not self.repairer.settings.enabled or catalog is None:
+        if catalog is None:
             return Outcome(verdict, first, ran=final)
 
         async def run(text: str) -> ListStream:

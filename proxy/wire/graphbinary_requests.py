@@ -11,6 +11,7 @@ gremlinpython objects the client started from.
 
 from __future__ import annotations
 
+import functools
 import io
 from enum import Enum
 from typing import Any
@@ -133,8 +134,10 @@ _ENUMS = {
 }  # fmt: skip
 
 
+@functools.cache
 def request_reader() -> GraphBinaryReader:
-    """gremlinpython's reader plus the request-only types."""
+    """gremlinpython's reader plus the request-only types: one per process (it holds only
+    its table of readers; building that table cost more than reading a small request)."""
     readers: dict[DataType, type] = {kind: _enum(cls) for kind, cls in _ENUMS.items()}
     readers.update(
         {

@@ -10,6 +10,7 @@ them, the way Gremlin Server does. Everything here is pure: bytes in, objects ou
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import json
 import struct
@@ -327,6 +328,12 @@ class _StrictWriter(graphbinaryV1.GraphBinaryWriter):
         return super().to_dict(obj, to_extend)
 
 
+@functools.cache
+def _strict_writer() -> _StrictWriter:
+    """One writer per process: it holds only its table of serializers."""
+    return _StrictWriter()
+
+
 class _PathWriter:
     """GraphSON 3 `g:Path` (gremlinpython reads it, but has no writer for it)."""
 
@@ -353,7 +360,7 @@ def _graphbinary_response(
     attributes: dict[str, Any],
     meta: dict[str, Any],
 ) -> bytes:
-    writer = _StrictWriter()
+    writer = _strict_writer()
     out = bytearray(b"\x81")
     if request_id is None:
         out += b"\x01"

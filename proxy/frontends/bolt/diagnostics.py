@@ -24,6 +24,7 @@ from query_guard.run.status import (
     UNKNOWN_ERROR as UNKNOWN_ERROR,  # re-exported: the fronts name it diag.UNKNOWN_ERROR
 )
 from query_guard.wire.bolt_handshake import Version
+from query_guard.wire.packstream import Packed
 
 GQL_ERRORS_SINCE: Version = (5, 7)
 GQL_STATUSES_SINCE: Version = (5, 5)
@@ -136,20 +137,12 @@ def statuses(
     had_fields: bool,
     min_severity: str | None,
     disabled: set[str],
-) -> list[dict[str, Any]]:
+) -> list[Any]:
     """Bolt >= 5.5 GQL status objects: the findings plus the outcome status, in the order the
-    driver expects (no data, then warnings, then success, then informational)."""
-    outcome: dict[str, Any]
-    if had_records:
-        outcome = {"gql_status": "00000", "status_description": "note: successful completion"}
-    elif had_fields:
-        outcome = {"gql_status": "02000", "status_description": "note: no data"}
-    else:
-        outcome = {
-            "gql_status": "00001",
-            "status_description": "note: successful completion - omitted result",
-        }
-    outcome["diagnostic_record"] = {"OPERATION": "", "OPERATION_CODE": "0", "CURRENT_SCHEMA": "/"}
+    driver expects (no data, then warnings, then success, then informational). The outcome
+    status is one of three constants, already in PackStream form (`Packed`)."""
+    no_data = not had_records and had_fields
+    outcome = _OUTCOMES[had_records, had_fields]
     warnings: list[dict[str, Any]] = []
     infos: list[dict[str, Any]] = []
     if verdict is not None:
@@ -172,9 +165,24 @@ def statuses(
                     },
                 }
             )
-    if outcome["gql_status"] == "02000":
+    if no_data:
         return [outcome, *warnings, *infos]
     return [*warnings, outcome, *infos]
+
+
+def _outcome(status: str, description: str) -> Packed:
+    return Packed.of({
+        "gql_status": status, "status_description": description,
+        "diagnostic_record": {"OPERATION": "", "OPERATION_CODE": "0", "CURRENT_SCHEMA": "/"},
+    })  # fmt: skip
+
+
+_SUCCESS = _outcome("00000", "note: successful completion")
+_NO_DATA = _outcome("02000", "note: no data")
+_OMITTED = _outcome("00001", "note: successful completion - omitted result")
+# (had records, had fields) -> the outcome status of a summary
+_OUTCOMES = {(True, True): _SUCCESS, (True, False): _SUCCESS, (False, True): _NO_DATA,
+             (False, False): _OMITTED}  # fmt: skip
 
 
 def _visible(
