@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import ROOT, write_section
+from _peers_notes import bookmark_note, bookmark_probe
 from _serve import Proxy
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
@@ -305,6 +306,9 @@ def render(comparisons: list[Comparison], notes: list[str]) -> str:
     )
     out += [f"{n}" for n in notes]
     out += ["", verdict(comparisons)]
+    note = bookmark_note(comparisons)
+    if note is not None:
+        out += ["", note]
     out += ["", "| suite | run | tests | pass direct | pass proxy | fail both | "
             "pass direct, fail proxy | fail direct, pass proxy | skipped (direct/proxy) |",
             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -375,6 +379,7 @@ def main() -> None:
     elif "neo4j" in names:
         _, described = fetch_driver_tests(driver_repo, Path(tempfile.mkdtemp()) / "probe")
         notes.append(f"neo4j driver tests from neo4j-python-driver {described}.")
+        notes.append(bookmark_probe(arcadedb, side_url, Path(tempfile.mkdtemp())))
     with tempfile.TemporaryDirectory(prefix="qg-peers-") as tmp:
         for name in names:
             runs = [
