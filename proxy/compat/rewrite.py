@@ -108,7 +108,7 @@ def show_edit(
             if not isinstance(item.expr, ast.Variable) or item.expr.name not in every:
                 raise UnknownColumn(getattr(item.expr, "name", "?"))
             yields.append((item.expr.name, item.alias.name if item.alias else item.expr.name))
-    text = rows_head(list(dict.fromkeys(c for c, _ in yields)), rows, yields)
+    text = rows_head(list(dict.fromkeys([*columns, *(c for c, _ in yields)])), rows, yields)
     if show.order_by:
         text += " ORDER BY " + ", ".join(query.source(i) for i in show.order_by)
     if show.skip is not None:
