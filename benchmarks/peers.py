@@ -9,9 +9,8 @@ driver's integration tests are not in its sdist: `--driver-repo` names a git che
 neo4j-python-driver whose `tests/` run against the installed driver.
 
 Every (suite, side) gets a fresh ArcadeDB (`arcadedb-jvm`), root password "password" (what
-the suites hard-code), so the two sides start from the same empty database. Tests that need
-services absent here (Pinecone, Qdrant, Weaviate, downloaded models) fail on both sides and
-count as "fail both".
+the suites hard-code), so both sides start empty. Tests that need services absent here
+(Pinecone, Qdrant, Weaviate, downloaded models) fail on both sides ("fail both").
 
     python3 -m venv benchmarks/.venv-peers
     benchmarks/.venv-peers/bin/pip install -e '.[compat]' arcadedb-jvm pytest-asyncio \\
@@ -36,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import ROOT, write_section
+from _peers_notes import bookmark_note
+from _peers_notes import bookmark_probe as probe
 from _serve import Proxy
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
@@ -141,8 +142,7 @@ def point_at(root: Path, url: str) -> None:
         'os.environ["NEO4J_USER"] = "neo4j"': 'os.environ["NEO4J_USER"] = "root"',
     }
     for path in root.rglob("*.py"):
-        text = path.read_text("utf-8")
-        new = text
+        new = text = path.read_text("utf-8")
         for old, replacement in swaps.items():
             new = new.replace(old, replacement)
         if new != text:
@@ -305,6 +305,7 @@ def render(comparisons: list[Comparison], notes: list[str]) -> str:
     )
     out += [f"{n}" for n in notes]
     out += ["", verdict(comparisons)]
+    out += ["", note] if (note := bookmark_note(comparisons)) else []
     out += ["", "| suite | run | tests | pass direct | pass proxy | fail both | "
             "pass direct, fail proxy | fail direct, pass proxy | skipped (direct/proxy) |",
             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -357,7 +358,10 @@ def main() -> None:
     if args.render is not None:
         for name in args.suite or list(SUITES):
             kept = from_kept(args.render, name)
-            text = render(kept, [f"Re-rendered from the junit reports of {args.render.name}."])
+            notes = [f"Re-rendered from the junit reports of {args.render.name}."]
+            if name == "neo4j":  # the probe is measured now
+                notes.append(probe(arcadedb, side_url, Path(tempfile.mkdtemp())))
+            text = render(kept, notes)
             print(text)
             if kept and args.write:
                 write_section(f"{HEADING} {name}", text)
@@ -375,6 +379,7 @@ def main() -> None:
     elif "neo4j" in names:
         _, described = fetch_driver_tests(driver_repo, Path(tempfile.mkdtemp()) / "probe")
         notes.append(f"neo4j driver tests from neo4j-python-driver {described}.")
+        notes.append(probe(arcadedb, side_url, Path(tempfile.mkdtemp())))
     with tempfile.TemporaryDirectory(prefix="qg-peers-") as tmp:
         for name in names:
             runs = [

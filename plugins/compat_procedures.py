@@ -17,10 +17,14 @@ PROCEDURES | FUNCTIONS` (with YIELD / ORDER BY / SKIP / LIMIT / WHERE / RETURN; 
 `SHOW VECTOR INDEXES` lists that kind) — Neo4j's column names and value shapes (see
 `query_guard.compat.procedures`). Indexes and constraints are those discovery read from the
 database (FalkorDB `db.indexes()` / `db.constraints()`, a Bolt backend's own SHOW; see
-`query_guard.schema.indexes`), e.g. on FalkorDB after `CREATE INDEX FOR (p:Person) ON (p.name)`:
+`query_guard.schema.indexes`). Without YIELD a SHOW lists Neo4j 5's default columns,
+`YIELD *` all of them, and a YIELD may name any (`options`, `createStatement`, …). On FalkorDB,
+whose indexes have no names, after `CREATE INDEX FOR (p:Person) ON (p.name)`:
 
-    SHOW INDEXES YIELD name, type, labelsOrTypes, properties
-    → name 'range_Person_name', type 'RANGE', labelsOrTypes ['Person'], properties ['name']
+    SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options
+    → name 'index_…' (Neo4j's generated form), type 'RANGE', labelsOrTypes ['Person'],
+      properties ['name'], options {indexProvider: 'range-1.0', indexConfig: {}}
+
 In a statement that calls one, `apoc.any.property(x, 'k')` becomes `(x).k` and
 `apoc.any.properties(x)` becomes `properties(x)`. With `[compat] schema_statements =
 "acknowledge"`, `CREATE INDEX|CONSTRAINT … IF NOT EXISTS` is answered with an empty result.
@@ -122,13 +126,13 @@ def _show_commands(query: CypherQuery, catalog: SchemaCatalog) -> list[Finding]:
         show = shows[0]
         if show.executable_by not in (None, "CURRENT USER"):
             continue
-        columns, rows = SHOW_COMMANDS[show.target]
+        command = SHOW_COMMANDS[show.target]
         keep = shown(show.kind)
-        listed = [r for r in rows(catalog) if keep(r)]
+        listed = [r for r in command.rows(catalog) if keep(r)]
         try:
-            edit = show_edit(query, show, columns, listed)
+            edit = show_edit(query, show, command.columns, listed, command.every)
         except UnknownColumn as exc:
-            out.append(_unknown_column(f"SHOW {show.target}", columns, exc, show.span))
+            out.append(_unknown_column(f"SHOW {show.target}", command.every, exc, show.span))
             continue
         out.append(_answered(f"SHOW {show.target}", show.span, edit))
     return out

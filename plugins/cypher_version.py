@@ -3,10 +3,12 @@ error).
 
 Neo4j 2025+ adds to Cypher: `FILTER [WHERE] p` (a `WITH * WHERE p`), `LET x = e, …`
 (`WITH *, e AS x`), standalone `ORDER BY` / `SKIP` / `OFFSET` / `LIMIT` clauses after any clause
-other than WITH and RETURN, conditional queries `WHEN c THEN … [WHEN …] [ELSE …]` (also inside
-`CALL { … }`), and the `CYPHER 25` prefix that selects the version for one statement. The
-guard parses all of them and judges them with the same rules as their Cypher 5 equivalents
-(a FILTER's property names are checked like a WHERE's, a write inside a WHEN branch is a write).
+but RETURN (after a WITH once its WHERE ends it: `WITH p WHERE p.born > 1960 ORDER BY p.born`;
+right after a WITH's projection they are the WITH's own), conditional queries
+`WHEN c THEN … [WHEN …] [ELSE …]` (also inside `CALL { … }`), and the `CYPHER 25` prefix
+that selects the version for one statement. The guard parses all of them and judges them
+with the same rules as their Cypher 5 equivalents (a FILTER's property names are checked like
+a WHERE's, a write inside a WHEN branch is a write).
 
 `[guard] cypher_version` says which language the database speaks: "5" (the default: Neo4j 5,
 ArcadeDB, FalkorDB, Memgraph) refuses these constructs, as such a database would, and a

@@ -4,6 +4,7 @@ result keeps the framed RECORDs of its PULL in flight undecoded, hands them out 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Protocol
 
 from query_guard.backend import BackendError, ResultSummary
@@ -54,7 +55,7 @@ class RelayResult:
         run = conn.queue(m.RUN, [query, parameters or {}, extra])
         self._pull = conn.queue(m.PULL, [{"n": self._backend.fetch_size}], self._records)
         conn.flush()
-        await run.done
+        await self._reply(run)
         if not run.ok:
             self._summary = ResultSummary()
             self._done()
@@ -142,9 +143,19 @@ class RelayResult:
                 conn.flush()
             await self._wait_pull()
 
+    async def _reply(self, reply: Any) -> None:
+        """Wait for `reply`. A cancelled wait (a client's tx_timeout ran out) drops the
+        connection: the reply still on its way would otherwise answer its next user."""
+        try:
+            await asyncio.shield(reply.done)
+        except asyncio.CancelledError:
+            if self._conn is not None:
+                self._conn.close()
+            raise
+
     async def _wait_pull(self) -> None:
         pull = self._pull
-        await pull.done
+        await self._reply(pull)
         self._pull = None
         if not pull.ok:
             self._records.clear()

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from query_guard.schema.catalog import SchemaCatalog
-from query_guard.schema.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS
+from query_guard.schema.indexes import (
+    CONSTRAINT_ALL,
+    CONSTRAINT_COLUMNS,
+    INDEX_ALL,
+    INDEX_COLUMNS,
+    constraint_details,
+    index_details,
+)
 
 Row = dict[str, Any]
 
@@ -245,11 +252,11 @@ def _none(cat: SchemaCatalog) -> list[Row]:
 
 
 def _indexes(cat: SchemaCatalog) -> list[Row]:
-    return [dict(r) for r in cat.indexes]
+    return [index_details(dict(r)) for r in cat.indexes]
 
 
 def _constraints(cat: SchemaCatalog) -> list[Row]:
-    return [dict(r) for r in cat.constraints]
+    return [constraint_details(dict(r)) for r in cat.constraints]
 
 
 def _served_procedures(cat: SchemaCatalog) -> list[Row]:
@@ -310,12 +317,26 @@ PROCEDURES: Mapping[str, Procedure] = {
     )
 }  # fmt: skip
 
-# `SHOW <target>` -> (default columns, rows)
-SHOW_COMMANDS: Mapping[str, tuple[tuple[str, ...], Callable[[SchemaCatalog], list[Row]]]] = {
-    "CONSTRAINTS": (CONSTRAINT_COLUMNS, _constraints),
-    "INDEXES": (INDEX_COLUMNS, _indexes),
-    "PROCEDURES": (("name", "description", "mode", "worksOnSystem"), _served_procedures),
-    "FUNCTIONS": (("name", "category", "description"), _served_functions),
+_PROCEDURE_COLUMNS = ("name", "description", "mode", "worksOnSystem")
+_FUNCTION_COLUMNS = ("name", "category", "description")
+
+
+@dataclass(frozen=True)
+class ShowCommand:
+    """A SHOW the proxy answers: the columns it lists without YIELD, every column it has (what
+    `YIELD *` lists and a YIELD may name), and its rows."""
+
+    columns: tuple[str, ...]
+    every: tuple[str, ...]
+    rows: Callable[[SchemaCatalog], list[Row]]
+
+
+# `SHOW <target>` -> its columns and rows
+SHOW_COMMANDS: Mapping[str, ShowCommand] = {
+    "CONSTRAINTS": ShowCommand(CONSTRAINT_COLUMNS, CONSTRAINT_ALL, _constraints),
+    "INDEXES": ShowCommand(INDEX_COLUMNS, INDEX_ALL, _indexes),
+    "PROCEDURES": ShowCommand(_PROCEDURE_COLUMNS, _PROCEDURE_COLUMNS, _served_procedures),
+    "FUNCTIONS": ShowCommand(_FUNCTION_COLUMNS, _FUNCTION_COLUMNS, _served_functions),
 }  # fmt: skip
 
 SERVED_PROCEDURES: frozenset[str] = frozenset(PROCEDURES)

@@ -87,19 +87,28 @@ def call_edit(
 
 
 def show_edit(
-    query: CypherQuery, show: ast.ShowCommand, columns: Sequence[str], rows: Sequence[Row]
+    query: CypherQuery,
+    show: ast.ShowCommand,
+    columns: Sequence[str],
+    rows: Sequence[Row],
+    every: Sequence[str] | None = None,
 ) -> Edit:
     """The edit replacing a `SHOW … [YIELD …] [ORDER BY …] [SKIP] [LIMIT] [WHERE …] [RETURN …]`
-    command by the rows; without RETURN it returns what it yields. Raises UnknownColumn."""
-    if show.yield_star or not show.yield_items:
+    command by the rows; without RETURN it returns what it yields. Without YIELD it yields
+    the default `columns`, under `YIELD *` `every` column, and a YIELD may name any of
+    `every`, as Neo4j's SHOW does. Raises UnknownColumn."""
+    every = columns if every is None else every
+    if show.yield_star:
+        yields = [(c, c) for c in every]
+    elif not show.yield_items:
         yields = [(c, c) for c in columns]
     else:
         yields = []
         for item in show.yield_items:
-            if not isinstance(item.expr, ast.Variable) or item.expr.name not in columns:
+            if not isinstance(item.expr, ast.Variable) or item.expr.name not in every:
                 raise UnknownColumn(getattr(item.expr, "name", "?"))
             yields.append((item.expr.name, item.alias.name if item.alias else item.expr.name))
-    text = rows_head(columns, rows, yields)
+    text = rows_head(list(dict.fromkeys([*columns, *(c for c, _ in yields)])), rows, yields)
     if show.order_by:
         text += " ORDER BY " + ", ".join(query.source(i) for i in show.order_by)
     if show.skip is not None:

@@ -9,15 +9,22 @@ answers from its catalog (`query_guard.compat.procedures`).
   property -> [RANGE | FULLTEXT | VECTOR], `entitytype`, `status`) and `CALL db.constraints()`
   (`type` UNIQUE | MANDATORY, `label`, `properties`, `entitytype`, `status`). Each range or
   vector index on one property is one row, a label's full-text properties one FULLTEXT row, as
-  Neo4j lists them; FalkorDB's indexes have no names, so the name says what the index covers
-  (`range_Person_name`). UNIQUE is Neo4j's UNIQUENESS / RELATIONSHIP_UNIQUENESS, MANDATORY its
-  NODE_ / RELATIONSHIP_PROPERTY_EXISTENCE; only operational constraints are listed.
+  Neo4j lists them. FalkorDB's indexes and constraints have no names, so they get the names
+  Neo4j generates for an unnamed one: `index_` / `constraint_` and eight hex digits of a hash
+  of what it covers (stable across discoveries). UNIQUE is Neo4j's UNIQUENESS /
+  RELATIONSHIP_UNIQUENESS, MANDATORY its NODE_ / RELATIONSHIP_PROPERTY_EXISTENCE; only
+  operational constraints are listed.
+* Every row also holds the columns Neo4j 5 lists only under `YIELD *` or by name (INDEX_ALL /
+  CONSTRAINT_ALL: `options`, `createStatement`, …): the database's own when it gives them,
+  otherwise what Neo4j would show (`options` = `{indexProvider, indexConfig}`, the CREATE
+  statement that makes the index or constraint).
 * A backend with neither (an error answering them) has none: both lists stay empty.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,6 +40,9 @@ CONSTRAINT_COLUMNS = (
     "id", "name", "type", "entityType", "labelsOrTypes", "properties", "ownedIndex",
     "propertyType",
 )  # fmt: skip
+# every column (Neo4j 5's `YIELD *`), the default ones first
+INDEX_ALL = (*INDEX_COLUMNS, "trackedSince", "options", "failureMessage", "createStatement")
+CONSTRAINT_ALL = (*CONSTRAINT_COLUMNS, "options", "createStatement")
 
 _PROVIDERS = {"RANGE": "range-1.0", "FULLTEXT": "fulltext-1.0", "VECTOR": "vector-2.0"}
 _STATES = {"OPERATIONAL": "ONLINE", "UNDER CONSTRUCTION": "POPULATING"}
@@ -40,12 +50,16 @@ _STATES = {"OPERATIONAL": "ONLINE", "UNDER CONSTRUCTION": "POPULATING"}
 
 async def discover_indexes(backend: Backend) -> dict[str, list[Row]]:
     """`{"indexes": [row, …], "constraints": [row, …]}` in SHOW's column shapes."""
-    indexes = await _rows(backend, "SHOW INDEXES")
+    indexes = await _rows(backend, "SHOW INDEXES YIELD *")
+    if indexes is None:
+        indexes = await _rows(backend, "SHOW INDEXES")
     if indexes is not None:
-        constraints = await _rows(backend, "SHOW CONSTRAINTS") or []
+        constraints = await _rows(backend, "SHOW CONSTRAINTS YIELD *")
+        if constraints is None:
+            constraints = await _rows(backend, "SHOW CONSTRAINTS") or []
         return {
-            "indexes": [neo4j_row(r, INDEX_COLUMNS) for r in indexes],
-            "constraints": [neo4j_row(r, CONSTRAINT_COLUMNS) for r in constraints],
+            "indexes": [index_details(neo4j_row(r, INDEX_ALL)) for r in indexes],
+            "constraints": [constraint_details(neo4j_row(r, CONSTRAINT_ALL)) for r in constraints],
         }
     return {
         "indexes": falkordb_indexes(await _rows(backend, "CALL db.indexes()") or []),
@@ -79,6 +93,67 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def generated_name(prefix: str, *covers: str) -> str:
+    """The name Neo4j gives an unnamed index or constraint: `index_1a2b3c4d` (here a CRC-32 of
+    what it covers, so the same index keeps its name)."""
+    return f"{prefix}_{zlib.crc32(chr(31).join(covers).encode()):08x}"
+
+
+def _ident(name: Any) -> str:
+    return "`" + str(name).replace("`", "``") + "`"
+
+
+def _on(row: Row, var: str) -> str:
+    """`(n:`Label`)` or `()-[r:`TYPE`]-()`, the pattern of a CREATE statement."""
+    label = ":".join(_ident(x) for x in row.get("labelsOrTypes") or ())
+    if row.get("entityType") == "RELATIONSHIP":
+        return f"()-[{var}:{label}]-()"
+    return f"({var}:{label})"
+
+
+def _props(row: Row, var: str) -> str:
+    return ", ".join(f"{var}.{_ident(p)}" for p in row.get("properties") or ())
+
+
+def index_details(row: Row) -> Row:
+    """The row with Neo4j's values for the non-default columns it lacks."""
+    kind = str(row.get("type") or "RANGE")
+    if row.get("options") is None:
+        provider = row.get("indexProvider") or _PROVIDERS.get(kind, kind.lower())
+        row["options"] = {"indexProvider": provider, "indexConfig": {}}
+    if row.get("failureMessage") is None:
+        row["failureMessage"] = ""
+    if row.get("createStatement") is None and row.get("labelsOrTypes") and kind != "LOOKUP":
+        var = "r" if row.get("entityType") == "RELATIONSHIP" else "n"
+        props = _props(row, var)
+        on = f"ON EACH [{props}]" if kind == "FULLTEXT" else f"ON ({props})"
+        row["createStatement"] = (
+            f"CREATE {kind} INDEX {_ident(row.get('name'))} FOR {_on(row, var)} {on}"
+        )
+    return row
+
+
+_REQUIRES = {"UNIQUENESS": "IS UNIQUE", "KEY": "IS KEY", "EXISTENCE": "IS NOT NULL"}
+
+
+def constraint_details(row: Row) -> Row:
+    """The row with Neo4j's values for the non-default columns it lacks."""
+    if row.get("options") is None:
+        owned = row.get("ownedIndex") is not None
+        row["options"] = {"indexProvider": "range-1.0", "indexConfig": {}} if owned else {}
+    kind = str(row.get("type") or "")
+    requires = next((v for k, v in _REQUIRES.items() if kind.endswith(k)), None)
+    if row.get("createStatement") is None and requires and row.get("labelsOrTypes"):
+        var = "r" if row.get("entityType") == "RELATIONSHIP" else "n"
+        props = _props(row, var)
+        props = props if len(row.get("properties") or ()) == 1 else f"({props})"
+        row["createStatement"] = (
+            f"CREATE CONSTRAINT {_ident(row.get('name'))} FOR {_on(row, var)} "
+            f"REQUIRE {props} {requires}"
+        )
+    return row
+
+
 def _names(value: Any) -> list[str]:
     """FalkorDB's list of names; the text `[a, b]` in clients that render it."""
     if isinstance(value, str):
@@ -104,9 +179,9 @@ def falkordb_indexes(rows: Iterable[Row]) -> list[Row]:
 
 
 def _falkordb_index(kind: str, entity: str, label: str, props: list[str], state: str) -> Row:
-    return {
+    return index_details({
         "id": 0,
-        "name": "_".join([kind.lower(), label, *props]),
+        "name": generated_name("index", kind, entity, label, *props),
         "state": state,
         "populationPercent": 100.0 if state == "ONLINE" else 0.0,
         "type": kind,
@@ -117,7 +192,8 @@ def _falkordb_index(kind: str, entity: str, label: str, props: list[str], state:
         "owningConstraint": None,
         "lastRead": None,
         "readCount": None,
-    }
+        "trackedSince": None,
+    })  # fmt: skip
 
 
 def falkordb_constraints(rows: Iterable[Row]) -> list[Row]:
@@ -134,16 +210,16 @@ def falkordb_constraints(rows: Iterable[Row]) -> list[Row]:
             neo4j_type = "RELATIONSHIP_UNIQUENESS" if on_rel else "UNIQUENESS"
         else:
             neo4j_type = f"{'RELATIONSHIP' if on_rel else 'NODE'}_PROPERTY_EXISTENCE"
-        found.append({
+        found.append(constraint_details({
             "id": 0,
-            "name": "_".join(["constraint", label, *props, kind.lower()]),
+            "name": generated_name("constraint", neo4j_type, entity, label, *props),
             "type": neo4j_type,
             "entityType": entity,
             "labelsOrTypes": [label],
             "properties": props,
             "ownedIndex": None,
             "propertyType": None,
-        })  # fmt: skip
+        }))  # fmt: skip
     return _numbered(found)
 
 

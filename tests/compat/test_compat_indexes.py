@@ -26,7 +26,14 @@ from query_guard.cli.main import main as query_guard
 from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from query_guard.schema.catalog import SchemaCatalog
-from query_guard.schema.indexes import CONSTRAINT_COLUMNS, INDEX_COLUMNS, neo4j_row
+from query_guard.schema.indexes import (
+    CONSTRAINT_ALL,
+    CONSTRAINT_COLUMNS,
+    INDEX_ALL,
+    INDEX_COLUMNS,
+    generated_name,
+    neo4j_row,
+)
 
 AUTH = ("neo4j", "anything")
 PASSWORD_ENV = "QG_TEST_COMPAT_INDEXES_ARCADEDB_PASSWORD"
@@ -55,22 +62,38 @@ def _index(name: str, kind: str, entity: str, label: str, props: list[str]) -> d
     }  # fmt: skip
 
 
+# FalkorDB's indexes and constraints are unnamed: they get names as Neo4j generates them
+FULLTEXT_MOVIE = generated_name("index", "FULLTEXT", "NODE", "Movie", "title", "tagline")
+RANGE_KNOWS = generated_name("index", "RANGE", "RELATIONSHIP", "KNOWS", "since")
+RANGE_BORN = generated_name("index", "RANGE", "NODE", "Person", "born")
+RANGE_NAME = generated_name("index", "RANGE", "NODE", "Person", "name")
+VECTOR_PERSON = generated_name("index", "VECTOR", "NODE", "Person", "embedding")
+KNOWS_SINCE = generated_name(
+    "constraint", "RELATIONSHIP_PROPERTY_EXISTENCE", "RELATIONSHIP", "KNOWS", "since"
+)
+PERSON_NAME = generated_name("constraint", "UNIQUENESS", "NODE", "Person", "name")
+
 # what FALKORDB_SETUP creates, as Neo4j lists it (ids: 1… in name order)
-FALKORDB_INDEXES = [
-    _index("fulltext_Movie_title_tagline", "FULLTEXT", "NODE", "Movie", ["title", "tagline"]),
-    _index("range_KNOWS_since", "RANGE", "RELATIONSHIP", "KNOWS", ["since"]),
-    _index("range_Person_born", "RANGE", "NODE", "Person", ["born"]),
-    _index("range_Person_name", "RANGE", "NODE", "Person", ["name"]),
-    _index("vector_Person_embedding", "VECTOR", "NODE", "Person", ["embedding"]),
-]
-FALKORDB_CONSTRAINT_ROWS = [
-    {"name": "constraint_KNOWS_since_mandatory", "type": "RELATIONSHIP_PROPERTY_EXISTENCE",
+FALKORDB_INDEXES = sorted([
+    _index(FULLTEXT_MOVIE, "FULLTEXT", "NODE", "Movie", ["title", "tagline"]),
+    _index(RANGE_KNOWS, "RANGE", "RELATIONSHIP", "KNOWS", ["since"]),
+    _index(RANGE_BORN, "RANGE", "NODE", "Person", ["born"]),
+    _index(RANGE_NAME, "RANGE", "NODE", "Person", ["name"]),
+    _index(VECTOR_PERSON, "VECTOR", "NODE", "Person", ["embedding"]),
+], key=lambda r: r["name"])  # fmt: skip
+FALKORDB_CONSTRAINT_ROWS = sorted([
+    {"name": KNOWS_SINCE, "type": "RELATIONSHIP_PROPERTY_EXISTENCE",
      "entityType": "RELATIONSHIP", "labelsOrTypes": ["KNOWS"], "properties": ["since"],
      "ownedIndex": None, "propertyType": None},
-    {"name": "constraint_Person_name_unique", "type": "UNIQUENESS", "entityType": "NODE",
+    {"name": PERSON_NAME, "type": "UNIQUENESS", "entityType": "NODE",
      "labelsOrTypes": ["Person"], "properties": ["name"], "ownedIndex": None,
      "propertyType": None},
-]  # fmt: skip
+], key=lambda r: r["name"])  # fmt: skip
+
+
+def _names_in_order(*names: str) -> list[str]:
+    """The names as SHOW lists them (by name)."""
+    return sorted(names)
 
 
 @pytest.fixture(scope="module")
@@ -134,14 +157,18 @@ def numbered(expected: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------- FalkorDB
 
 
+def _default(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [{c: r[c] for c in columns} for r in rows]
+
+
 def test_query_guard_schema_lists_falkordb_indexes_and_constraints(
     falkordb_graph: str, tmp_path: Path
 ) -> None:
     out = tmp_path / "schema.json"
     assert query_guard(["schema", "--uri", falkordb_graph, "--out", str(out)]) == 0
     schema = json.loads(out.read_text("utf-8"))
-    assert schema["indexes"] == numbered(FALKORDB_INDEXES)
-    assert schema["constraints"] == numbered(FALKORDB_CONSTRAINT_ROWS)
+    assert _default(schema["indexes"], INDEX_COLUMNS) == numbered(FALKORDB_INDEXES)
+    assert _default(schema["constraints"], CONSTRAINT_COLUMNS) == numbered(FALKORDB_CONSTRAINT_ROWS)
 
 
 def test_show_indexes_and_constraints_on_falkordb(falkordb_proxy: ProxyThread) -> None:
@@ -153,23 +180,47 @@ def test_show_indexes_and_constraints_on_falkordb(falkordb_proxy: ProxyThread) -
     assert found == numbered(FALKORDB_CONSTRAINT_ROWS)
 
 
+def test_show_yield_star_and_the_non_default_columns(falkordb_proxy: ProxyThread) -> None:
+    """`YIELD *` lists every column Neo4j 5 has; `options` can be named (neo4j-graphrag reads
+    a vector index's dimensions from it); an unnamed index gets Neo4j's generated name."""
+    keys, found = rows(falkordb_proxy, "SHOW INDEXES YIELD *")
+    assert keys == list(INDEX_ALL)
+    assert all(r["name"].startswith("index_") and len(r["name"]) == 14 for r in found)
+    keys, found = rows(falkordb_proxy, "SHOW CONSTRAINTS YIELD *")
+    assert keys == list(CONSTRAINT_ALL)
+    by_name = {r["name"]: r for r in found}
+    assert by_name[PERSON_NAME]["createStatement"] == (
+        f"CREATE CONSTRAINT `{PERSON_NAME}` FOR (n:`Person`) REQUIRE n.`name` IS UNIQUE"
+    )
+    _, found = rows(
+        falkordb_proxy,
+        "SHOW VECTOR INDEXES YIELD name, type, entityType, labelsOrTypes, properties, options "
+        "WHERE type = 'VECTOR' RETURN name, options",
+    )
+    assert found == [
+        {"name": VECTOR_PERSON, "options": {"indexProvider": "vector-2.0", "indexConfig": {}}}
+    ]
+
+
 @pytest.mark.parametrize(
     ("query", "names"),
     [
         ("SHOW RANGE INDEXES YIELD name RETURN name",
-         ["range_KNOWS_since", "range_Person_born", "range_Person_name"]),
-        ("SHOW VECTOR INDEXES YIELD name", ["vector_Person_embedding"]),
-        ("SHOW FULLTEXT INDEXES YIELD name", ["fulltext_Movie_title_tagline"]),
+         _names_in_order(RANGE_KNOWS, RANGE_BORN, RANGE_NAME)),
+        ("SHOW VECTOR INDEXES YIELD name", [VECTOR_PERSON]),
+        ("SHOW FULLTEXT INDEXES YIELD name", [FULLTEXT_MOVIE]),
         ("SHOW TEXT INDEXES YIELD name", []),
         ("SHOW INDEXES YIELD name, entityType WHERE entityType = 'RELATIONSHIP' RETURN name",
-         ["range_KNOWS_since"]),
-        ("SHOW INDEXES YIELD name, labelsOrTypes AS on ORDER BY name DESC LIMIT 2 "
+         [RANGE_KNOWS]),
+        # (LIMIT 5 keeps every row: FalkorDB filters a `WITH … LIMIT n WITH * WHERE …`
+        # before the LIMIT, which Cypher does not; the proxy's rewrite is Cypher's)
+        ("SHOW INDEXES YIELD name, labelsOrTypes AS on ORDER BY name DESC LIMIT 5 "
          "WHERE 'Person' IN on RETURN name",
-         ["vector_Person_embedding", "range_Person_name"]),
-        ("SHOW NODE UNIQUE CONSTRAINTS YIELD name", ["constraint_Person_name_unique"]),
+         _names_in_order(RANGE_BORN, RANGE_NAME, VECTOR_PERSON)[::-1]),
+        ("SHOW NODE UNIQUE CONSTRAINTS YIELD name", [PERSON_NAME]),
         ("SHOW RELATIONSHIP UNIQUE CONSTRAINTS YIELD name", []),
-        ("SHOW REL EXIST CONSTRAINTS YIELD name", ["constraint_KNOWS_since_mandatory"]),
-        ("SHOW PROPERTY EXISTENCE CONSTRAINTS YIELD name", ["constraint_KNOWS_since_mandatory"]),
+        ("SHOW REL EXIST CONSTRAINTS YIELD name", [KNOWS_SINCE]),
+        ("SHOW PROPERTY EXISTENCE CONSTRAINTS YIELD name", [KNOWS_SINCE]),
         ("SHOW KEY CONSTRAINTS YIELD name", []),
     ],
 )  # fmt: skip
@@ -188,7 +239,7 @@ def test_langchain_neo4jgraph_reads_the_constraints(falkordb_proxy: ProxyThread)
         constraints = graph.structured_schema["metadata"]["constraint"]
     finally:
         graph.close()
-    assert constraints == numbered(FALKORDB_CONSTRAINT_ROWS)
+    assert _default(constraints, CONSTRAINT_COLUMNS) == numbered(FALKORDB_CONSTRAINT_ROWS)
 
 
 # ---------------------------------------------------------------------- ArcadeDB
@@ -225,6 +276,8 @@ def test_show_indexes_and_constraints_on_arcadedb_are_its_own(
                 own = driver.execute_query(show, database_=arcadedb.database).records
                 assert own, f"ArcadeDB lists nothing for {show}"
                 assert rows(proxy, show)[1] == [r.data() for r in own]
+        keys, found = rows(proxy, "SHOW INDEXES YIELD name, options")
+        assert keys == ["name", "options"] and all(isinstance(r["options"], dict) for r in found)
         _, found = rows(proxy, "SHOW INDEXES YIELD name, type, properties WHERE type = 'RANGE'")
         assert {"type": "RANGE", "properties": ["name"]} in [
             {k: r[k] for k in ("type", "properties")} for r in found

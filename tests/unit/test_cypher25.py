@@ -46,6 +46,27 @@ def test_order_by_after_with_stays_the_projections() -> None:
     assert isinstance(ret, ast.Return)
 
 
+def test_paging_after_a_with_where_is_a_clause_of_its_own() -> None:
+    """Neo4j's grammar lets `orderBySkipLimitClause` follow any clause: after a WITH's WHERE an
+    ORDER BY can only be one (the WITH's own ORDER BY comes before its WHERE)."""
+    _, with_, order, limit, _ = _clauses(
+        "UNWIND [3, 1, 2] AS a WITH a WHERE a > 1 ORDER BY a DESC LIMIT 1 RETURN a"
+    )
+    assert isinstance(with_, ast.With) and with_.where is not None and not with_.order_by
+    assert isinstance(order, ast.With) and order.star and order.order_by[0].descending
+    assert isinstance(limit, ast.With) and limit.star and limit.limit is not None
+    with_, ret = _clauses("WITH 1 AS a ORDER BY a WHERE a > 0 RETURN a")
+    assert with_.order_by and with_.where is not None and isinstance(ret, ast.Return)
+
+
+@pytest.mark.parametrize("text", ["LET x = 1 RETURN x", "FILTER $p RETURN 1 AS one"])
+def test_filter_and_let_may_open_a_query(text: str) -> None:
+    """Cypher 25's `clause+` has no first-clause rule and FILTER / LET are `WITH * …`, which
+    Neo4j accepts with nothing in scope (only `RETURN *` then fails): both open a query."""
+    first = _clauses(text)[0]
+    assert isinstance(first, ast.With) and first.star
+
+
 def test_conditional_query() -> None:
     [cond] = _clauses("WHEN $a THEN RETURN 1 AS x WHEN $b THEN {RETURN 2 AS x} ELSE RETURN 3 AS x")
     assert isinstance(cond, Conditional)
@@ -97,7 +118,9 @@ def _middle(draw: st.DrawFn) -> list[str]:
             tokens += [_word(draw, draw(st.sampled_from(["SKIP", "OFFSET"]))), "1"]
         elif kind == "limit":
             tokens += [_word(draw, "LIMIT"), str(draw(st.integers(0, 99)))]
-        else:  # a Cypher 5 WITH ends the run of standalone clauses: MATCH again after it
+        elif draw(st.booleans()):  # after a WITH's WHERE, standalone clauses may follow
+            tokens += ["WITH", "n", _word(draw, "WHERE"), "n", ".", "x", ">", "0"]
+        else:  # a WITH without WHERE takes the paging as its own: MATCH again after it
             tokens += ["WITH", "n", "MATCH", "(", "n", ")", "-->", "(", "m", ")"]
     return tokens
 

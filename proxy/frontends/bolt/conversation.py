@@ -13,6 +13,7 @@ from query_guard.backend import BackendError, ResultStream, Transaction
 from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.frontends.bolt.context import DatabaseNotServed, Output, ServerContext
 from query_guard.frontends.bolt.state import State
+from query_guard.frontends.bolt.tx_timeout import Deadline
 from query_guard.model import Verdict
 from query_guard.run.seen import Seen
 from query_guard.wire import bolt_messages as m
@@ -56,6 +57,7 @@ class OpenResult:
     # the stream's `fetch_raw` when its framed RECORDs can go to this client as they are
     raw: Callable[[int], Awaitable[list[bytes]]] | None = None
     seen: Seen | None = None  # the run it belongs to (its query id), told the runner at the end
+    deadline: Deadline | None = None  # the client's tx_timeout (query_guard…bolt.tx_timeout)
 
 
 class Conversation:
@@ -77,6 +79,7 @@ class Conversation:
         self.tx_db: str | None = None
         self.tx_metadata: dict[str, Any] | None = None
         self.tx_filter = self.filter
+        self.tx_deadline: Deadline | None = None  # the open transaction's tx_timeout
         self.results: dict[int, OpenResult] = {}
         self.next_qid = 0
         self.last_qid = -1
@@ -134,7 +137,7 @@ class Conversation:
                 log.debug("bolt %s: discard failed: %s", self.connection_id, exc)
 
     async def abort_tx(self) -> None:
-        tx, self.tx = self.tx, None
+        tx, self.tx, self.tx_deadline = self.tx, None, None
         if tx is not None:
             try:
                 await tx.rollback()

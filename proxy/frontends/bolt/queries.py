@@ -14,6 +14,13 @@ from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.frontends.bolt.conversation import Conversation, OpenResult
 from query_guard.frontends.bolt.state import State
 from query_guard.frontends.bolt.streaming import ResultPump, raw_source
+from query_guard.frontends.bolt.tx_timeout import (
+    CLIENT_TIMEOUT_CODE,
+    ClientTimeout,
+    deadline,
+    expired,
+    within,
+)
 from query_guard.run.request import Outcome, QueryRequest
 from query_guard.run.seen import Seen
 from query_guard.wire import bolt_messages as m
@@ -33,6 +40,11 @@ class QueryHandler:
     async def on_run(self, query: str, parameters: dict[str, Any], extra: dict[str, Any]) -> None:
         conv = self.conv
         in_tx = conv.in_tx
+        limit = conv.tx_deadline if in_tx else deadline(extra)
+        if expired(limit):
+            assert limit is not None
+            await conv.fail_work(CLIENT_TIMEOUT_CODE, limit.message)
+            return
         database = conv.tx_db if in_tx else conv.database(extra)
         tx_metadata = conv.tx_metadata if in_tx else extra.get("tx_metadata")
         req = QueryRequest(
@@ -44,7 +56,11 @@ class QueryHandler:
                     "bolt_version": f"{conv.version[0]}.{conv.version[1]}",
                     "tx_metadata": tx_metadata},
         )  # fmt: skip
-        outcome = await conv.ctx.runner.run(req)
+        try:
+            outcome = await within(conv.ctx.runner.run(req), limit)
+        except ClientTimeout as exc:
+            await conv.fail_work(CLIENT_TIMEOUT_CODE, str(exc))
+            return
         if outcome.guard_failed:
             await conv.abort_tx()
             conv.fail(diag.UNKNOWN_ERROR, "the query guard failed on this query")
@@ -55,6 +71,7 @@ class QueryHandler:
             await conv.backend_failed(outcome.error or _NO_RESULT)
         else:
             self._open(req, outcome, outcome.stream, database, in_tx, extra)
+            conv.results[conv.last_qid].deadline = limit
 
     def _open(
         self,
@@ -107,7 +124,15 @@ class QueryHandler:
         if result is None:
             conv.fail(diag.REQUEST_INVALID, f"no open result for qid {extra.get('qid', -1)}")
             return
-        done = await self.pump.run(result, n, discard)
+        if expired(result.deadline):
+            assert result.deadline is not None
+            await conv.fail_work(CLIENT_TIMEOUT_CODE, result.deadline.message)
+            return
+        try:
+            done = await within(self.pump.run(result, n, discard), result.deadline)
+        except ClientTimeout as exc:
+            await conv.fail_work(CLIENT_TIMEOUT_CODE, str(exc))
+            return
         if done is None:  # interrupted by a RESET: that RESET's handling cleans up
             conv.write(m.IGNORED_MESSAGE)
             return

@@ -20,6 +20,7 @@ from query_guard.frontends.bolt.context import Output, ServerContext
 from query_guard.frontends.bolt.conversation import Conversation
 from query_guard.frontends.bolt.queries import QueryHandler
 from query_guard.frontends.bolt.state import State
+from query_guard.frontends.bolt.tx_timeout import CLIENT_TIMEOUT_CODE, deadline, expired
 from query_guard.wire import bolt_messages as m
 from query_guard.wire.bolt_handshake import Version
 from query_guard.wire.bolt_values import ValueCodec
@@ -220,13 +221,18 @@ class BoltSession:
         conv.tx_filter = conv.filter.updated(extra)
         conv.tx_metadata = metadata if isinstance(metadata, dict) else None
         conv.tx = await self.ctx.backend.begin(conv.tx_db, conv.tx_metadata)
+        conv.tx_deadline = deadline(extra)
         conv.state = State.TX_READY
         conv.success()
 
     async def _on_commit(self) -> None:
         conv = self.conv
+        if expired(conv.tx_deadline):  # Neo4j has terminated it: nothing to commit
+            assert conv.tx_deadline is not None
+            await conv.fail_work(CLIENT_TIMEOUT_CODE, conv.tx_deadline.message)
+            return
         await conv.drop_results()
-        tx, conv.tx = conv.tx, None
+        tx, conv.tx, conv.tx_deadline = conv.tx, None, None
         bookmark = await tx.commit() if tx is not None else None
         conv.state = State.READY
         conv.success({"bookmark": bookmark} if bookmark else {})
@@ -234,7 +240,7 @@ class BoltSession:
     async def _on_rollback(self) -> None:
         conv = self.conv
         await conv.drop_results()
-        tx, conv.tx = conv.tx, None
+        tx, conv.tx, conv.tx_deadline = conv.tx, None, None
         if tx is not None:
             await tx.rollback()
         conv.state = State.READY
