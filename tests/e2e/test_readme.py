@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -135,7 +136,10 @@ def results(
     script, steps = _script(root)
     (root / "run.sh").write_text(script, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    private = subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+    probe = ["unshare", "-n", "ip", "link", "set", "lo", "up"]  # a namespace with a loopback
+    private = bool(shutil.which("unshare") and shutil.which("ip")) and (
+        subprocess.run(probe, capture_output=True).returncode == 0
+    )
     argv = ["unshare", "-n", "bash", "run.sh"] if private else ["bash", "run.sh"]
     subprocess.run(argv, cwd=root, env=env, timeout=1800, check=True)
     log = (root / "serve.log").read_text(encoding="utf-8", errors="replace")
