@@ -35,6 +35,7 @@ from _common import ROOT, percentile, table, write_section  # noqa: E402
 from _serve import Proxy  # noqa: E402
 
 from query_guard.backends.embedded import EmbeddedFalkorDB, free_port  # noqa: E402
+from tests.haproxy import Balancer, haproxy_binary  # noqa: E402
 
 READ = "MATCH (p:Person)-[:ACTED_IN]->(m:Movie {title: $title}) RETURN p.name AS name"
 PARAMS = {"title": "The Matrix"}
@@ -107,33 +108,10 @@ def bench_workers(db: EmbeddedFalkorDB, tmp: Path, seconds: float, rounds: int) 
     ]
 
 
-HAPROXY = """global
-    maxconn 512
-defaults
-    mode tcp
-    timeout connect 1s
-    timeout client 60s
-    timeout server 60s
-    retries 3
-    option redispatch
-frontend bolt
-    bind 127.0.0.1:{port}
-    default_backend proxies
-backend proxies
-    balance roundrobin
-    server p0 127.0.0.1:{p0} check inter 200ms fall 1 rise 1
-    server p1 127.0.0.1:{p1} check inter 200ms fall 1 rise 1
-"""
-
-
 def bench_failover(db: EmbeddedFalkorDB, tmp: Path, cycles: int) -> list[list]:
-    import subprocess
-
     backend = {"cypher": f"falkordb://{db.host}:{db.port}/movies"}
     ports, lb = [free_port(), free_port()], free_port()
-    (tmp / "haproxy.cfg").write_text(HAPROXY.format(port=lb, p0=ports[0], p1=ports[1]))
-    balancer = subprocess.Popen(["haproxy", "-db", "-f", str(tmp / "haproxy.cfg")],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    balancer = Balancer(haproxy_binary() or "haproxy", tmp, lb, ports)
 
     def start(i: int) -> Proxy:
         server = {"bolt": f"127.0.0.1:{ports[i]}", "advertised_address": f"127.0.0.1:{lb}"}
@@ -174,7 +152,7 @@ def bench_failover(db: EmbeddedFalkorDB, tmp: Path, cycles: int) -> list[list]:
     finally:
         for proxy in proxies:
             proxy.stop()
-        balancer.terminate()
+        balancer.stop()
     ms = [t * 1000 for t in times]
     return [[
         f"{2 * cycles} restarts", len(times), len(failures),

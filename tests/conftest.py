@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,9 +63,7 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     Treat `movies` as read-only; tests that write use `fresh_graph`."""
     # No password on this test server: tests and the reference client connect to it directly
     # (the proxy's own embedded FalkorDB always has one; tests/e2e/test_access.py checks it).
-    server = EmbeddedFalkorDB(
-        tmp_path_factory.mktemp("falkordb"), startup_timeout=30.0, auth=False
-    )
+    server = EmbeddedFalkorDB(tmp_path_factory.mktemp("falkordb"), startup_timeout=30.0, auth=False)
     server.start()
     try:
         yield server
@@ -114,3 +113,36 @@ def arcadedb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object
         yield server
     finally:
         server.stop()
+
+
+# Tests that read ../shared/corpora are marked `corpora`: .ci/run's pass from a copy without
+# ../shared runs only them (they must skip, saying so) after collecting everything. A test is
+# one when its module, or a tests/ module it imports (transitively), takes a corpus reader from
+# tests/corpora.py; test_corpora_selection.py checks that nothing else reaches ../shared.
+_CORPUS_READERS = re.compile(
+    r"from tests\.corpora import[^\n]*\b(corpus|read_jsonl|read_csv|CORPORA)\b"
+)
+_TEST_IMPORT = re.compile(r"^\s*(?:from|import) tests\.(\w+)", re.MULTILINE)
+
+
+def reads_corpora(path: Path, seen: frozenset[Path] = frozenset()) -> bool:
+    text = path.read_text(encoding="utf-8")
+    if _CORPUS_READERS.search(text):
+        return True
+    tests = Path(__file__).parent
+    helpers = {tests / f"{name}.py" for name in _TEST_IMPORT.findall(text)} - seen - {path}
+    return any(h.exists() and reads_corpora(h, seen | {path}) for h in helpers)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "corpora: reads ../shared/corpora (skips without it)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    found: dict[Path, bool] = {}
+    for item in items:
+        path = Path(str(item.path))
+        if path not in found:
+            found[path] = reads_corpora(path)
+        if found[path]:
+            item.add_marker(pytest.mark.corpora)

@@ -1,6 +1,6 @@
 """A throwaway PostgreSQL server from the distribution's packages (/usr/lib/postgresql/*/bin)
-for the tests that need a real one; `pytest.skip` (saying why) inside the fixture when it
-cannot start here."""
+for the tests that need a real one (tests/e2e/test_sql_backends.py, test_experience_stores.py);
+`pytest.skip` (saying why) inside the fixture when it cannot start here."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -23,10 +24,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class Postgres(NamedTuple):
+    url: str
+    log: Path
+
+
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """A running server (trust authentication, no fsync); yields the `postgres` database's
-    URL and stops the server afterwards."""
+def postgres_server(*settings: str) -> Iterator[Postgres]:
+    """A running server (trust authentication, no fsync; more `-c` settings, e.g.
+    "log_statement=all"); yields the `postgres` database's URL and the server's log, and
+    stops the server afterwards."""
     bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     if not bins:
         pytest.skip("PostgreSQL is not installed (.ci/run installs the distribution's package)")
@@ -42,12 +49,15 @@ def postgres_server() -> Iterator[str]:
         subprocess.run(["chown", "postgres", str(root)], check=True)
     init = [*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
     subprocess.run([*init, "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
-    options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+    options = " ".join(
+        [f"-p {port} -k {root}", *(f"-c {s}" for s in ("listen_addresses=127.0.0.1",
+                                                        "fsync=off", *settings))]
+    )  # fmt: skip
     ctl = [*prefix, str(bindir / "pg_ctl"), "-D", str(data)]
     subprocess.run([*ctl, "-o", options, "-l", str(root / "server.log"), "-w", "start"],
                    check=True, capture_output=True)  # fmt: skip
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield Postgres(f"postgresql://postgres@127.0.0.1:{port}/postgres", root / "server.log")
     finally:
         subprocess.run([*ctl, "-m", "immediate", "stop"], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)

@@ -5,8 +5,6 @@ stopped and started again, and no read fails once the driver has retried."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -16,47 +14,7 @@ import pytest
 
 from query_guard.backends.embedded import free_port
 from tests.e2e.test_server import ServeProcess
-
-HAPROXY_CONFIG = """\
-global
-    maxconn 512
-defaults
-    mode tcp
-    timeout connect 1s
-    timeout client 60s
-    timeout server 60s
-    retries 3
-    option redispatch
-frontend bolt
-    bind 127.0.0.1:{port}
-    default_backend proxies
-backend proxies
-    balance roundrobin
-{servers}
-"""
-
-
-class Balancer:
-    """HAProxy in the foreground in front of `backends` (health-checked every 200 ms)."""
-
-    def __init__(self, tmp: Path, backends: list[int]) -> None:
-        binary = shutil.which("haproxy") or "/usr/sbin/haproxy"
-        if not Path(binary).exists():
-            pytest.skip("HAProxy is not installed (apt-get install haproxy; .ci/run does)")
-        self.port = free_port()
-        servers = "\n".join(
-            f"    server p{i} 127.0.0.1:{port} check inter 200ms fall 1 rise 1"
-            for i, port in enumerate(backends)
-        )
-        config = tmp / "haproxy.cfg"
-        config.write_text(HAPROXY_CONFIG.format(port=self.port, servers=servers), "utf-8")
-        self.proc = subprocess.Popen(
-            [binary, "-db", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+from tests.haproxy import Balancer, haproxy_binary
 
 
 class Readers:
@@ -92,8 +50,11 @@ class Readers:
 
 
 def test_reads_survive_a_proxy_restart_behind_haproxy(tmp_path: Path, movies_url: str) -> None:
+    binary = haproxy_binary()
+    if binary is None:
+        pytest.skip("HAProxy is not installed (apt-get install haproxy; .ci/run does)")
     ports = [free_port(), free_port()]
-    balancer = Balancer(tmp_path, ports)
+    balancer = Balancer(binary, tmp_path, free_port(), ports)
     lb = f"127.0.0.1:{balancer.port}"
 
     def serve(i: int) -> ServeProcess:

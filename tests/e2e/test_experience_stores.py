@@ -33,8 +33,8 @@ _numbers = itertools.count()
 
 @pytest.fixture(scope="module")
 def postgres_url() -> Iterator[str]:
-    with postgres_server() as url:
-        yield url
+    with postgres_server() as server:
+        yield server.url
 
 
 async def _create_database(url: str, name: str) -> None:

@@ -11,14 +11,8 @@ the rows of the hand-written correct query; `/v1/query` with `language: "sql"` e
 from __future__ import annotations
 
 import asyncio
-import glob
 import json
-import os
-import shutil
-import socket
 import sqlite3
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +30,7 @@ from query_guard.run.service import QueryResult, QueryService
 from query_guard.run.sql_service import SqlService
 from query_guard.runner import ProxyThread
 from tests.e2e.test_sql_limits import HUGE_VALUE
+from tests.postgres_server import postgres_server
 
 # each carries a marker literal, so a database log that ever saw one would show it
 ATTACKS = [
@@ -188,40 +183,11 @@ def _sqlite(path: Path) -> Database:
     return Database(SqliteBackend(path, trace=statements.append), lambda: "\n".join(statements))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def postgres(northwind: Path) -> Iterator[Database]:
-    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    if not bins:
-        pytest.skip("PostgreSQL is not installed (.ci/run installs the distribution's package)")
-    bindir = Path(bins[-1]).parent
-    root = Path(tempfile.mkdtemp(prefix="qg-pg-"))  # pytest's are private to root
-    data, log, port = root / "data", root / "statements.log", _free_port()
-    prefix: list[str] = []
-    if os.geteuid() == 0:  # the server refuses to run as root
-        if shutil.which("runuser") is None:
-            pytest.skip("running as root without runuser: cannot start PostgreSQL")
-        prefix = ["runuser", "-u", "postgres", "--"]
-        os.chmod(root, 0o777)
-        subprocess.run(["chown", "postgres", str(root)], check=True)
-    run = [*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
-    subprocess.run([*run, "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
-    options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c log_statement=all -c fsync=off"
-    ctl = [*prefix, str(bindir / "pg_ctl"), "-D", str(data)]
-    subprocess.run([*ctl, "-o", options, "-l", str(log), "-w", "start"], check=True,
-                   capture_output=True)  # fmt: skip
-    try:
-        url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        _run(_load_postgres(url, northwind))
-        yield Database(PostgresBackend(url), log.read_text)
-    finally:
-        subprocess.run([*ctl, "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
+    with postgres_server("log_statement=all") as server:
+        _run(_load_postgres(server.url, northwind))
+        yield Database(PostgresBackend(server.url), server.log.read_text)
 
 
 async def _load_postgres(url: str, northwind: Path) -> None:

@@ -7,10 +7,8 @@ by `benchmarks/gremlin_latency.py`, not here).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +17,7 @@ from query_guard.gremlin.bytecode import from_bytecode, to_bytecode
 from query_guard.gremlin.errors import GremlinError
 from query_guard.gremlin.parser import parse_traversal
 from query_guard.gremlin.printer import to_text
-
-CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora" / "gremlin"
-          / "tinkerpop_traversals.jsonl")
+from tests.corpora import read_jsonl
 
 
 @dataclass
@@ -34,9 +30,7 @@ class Parsed:
 
 @pytest.fixture(scope="module")
 def corpus() -> Parsed:
-    if not CORPUS.exists():
-        pytest.skip(f"Gremlin corpus not found at {CORPUS}")
-    rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
+    rows = read_jsonl("gremlin", "tinkerpop_traversals.jsonl")
     parsed = Parsed([r["text"] for r in rows], {}, {}, {})
     for i, row in enumerate(rows):
         parsed.params[i] = {p["name"] for p in row.get("params", [])}
@@ -71,11 +65,11 @@ def _unused_params(text: str, params: set[str]) -> set[str]:
 def test_spans_locate_steps(corpus: Parsed) -> None:
     for i, tree in corpus.trees.items():
         text = corpus.texts[i]
-        assert text[tree.span[0]:tree.span[1]].strip() == text.strip().rstrip(";")
+        assert text[tree.span[0] : tree.span[1]].strip() == text.strip().rstrip(";")
         for step in tree.find_all(Step):
-            source = text[step.span[0]:step.span[1]]
+            source = text[step.span[0] : step.span[1]]
             assert source.startswith(step.name) and source.endswith(")"), (i, source)
-            assert text[step.name_span[0]:step.name_span[1]] == step.name
+            assert text[step.name_span[0] : step.name_span[1]] == step.name
 
 
 def test_canonical_text_is_a_fixed_point(corpus: Parsed) -> None:
