@@ -27,9 +27,10 @@ def _package() -> str:
     if root:  # the venv's editable install maps query_guard to THIS build: never use it here
         sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
         sys.path.insert(0, root)
-    for name in ("query_guard", "proxy"):
+    for name, pipeline in (("query_guard", "guard.pipeline"), ("query_guard", "pipeline"),
+                           ("proxy", "pipeline")):  # fmt: skip
         try:
-            module = importlib.import_module(f"{name}.pipeline")
+            module = importlib.import_module(f"{name}.{pipeline}")
         except ImportError:
             continue
         if root and not str(module.__file__).startswith(root):
@@ -133,7 +134,8 @@ def main() -> None:
     for pairs in corpus.values():  # warm parsers and imports
         for text, language, guard in pairs[:200]:
             guard.check(text, language)
-    where = sys.modules[f"{PKG}.pipeline"].__file__
+    where = next(sys.modules[m].__file__ for m in (f"{PKG}.guard.pipeline", f"{PKG}.pipeline")
+                 if m in sys.modules)  # fmt: skip
     sizes = {k: len(v) for k, v in corpus.items()}
     print(json.dumps({"ready": PKG, "file": where, "sizes": sizes}), flush=True)
     for line in sys.stdin:
