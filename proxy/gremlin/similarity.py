@@ -83,7 +83,50 @@ class GremlinSettings:
 
 
 def gremlin_settings(raw: Mapping[str, Any]) -> GremlinSettings:
-    """Validate the `[gremlin]` table (`GremlinTable`: `similarity` and `schema`)."""
+    """Validate the `[gremlin]` table (`GremlinTable`: `similarity` and `schema`). Every rule
+    asks for every query: a table seen before is answered from a small cache (the settings are
+    frozen), keyed by its contents."""
+    key = _frozen(raw)
+    if key is None:  # something unhashable: validate it every time
+        return _validate(raw)
+    return _validated(_Table(key, raw))
+
+
+class _Table:
+    """A `[gremlin]` table as a cache key: equal when their frozen contents are."""
+
+    __slots__ = ("key", "raw")
+
+    def __init__(self, key: tuple[Any, ...], raw: Mapping[str, Any]) -> None:
+        self.key, self.raw = key, raw
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Table) and self.key == other.key
+
+
+def _frozen(value: Any) -> Any:
+    """`value` as a hashable tuple tree that tells dicts, lists and tuples apart (and each
+    scalar by its type: 1, 1.0 and True validate differently); None when something is not."""
+    if isinstance(value, Mapping):
+        items = [(k, _frozen(v)) for k, v in value.items()]
+        return None if any(v is None for _, v in items) else ("dict", tuple(items))
+    if isinstance(value, list | tuple):
+        parts = [_frozen(v) for v in value]
+        return None if any(p is None for p in parts) else (type(value).__name__, tuple(parts))
+    if value is None or isinstance(value, str | int | float | _dt.date):
+        return (type(value).__name__, value)
+    return None
+
+
+@functools.lru_cache(maxsize=32)
+def _validated(table: _Table) -> GremlinSettings:
+    return _validate(table.raw)
+
+
+def _validate(raw: Mapping[str, Any]) -> GremlinSettings:
     try:
         table = GremlinTable.model_validate(dict(raw))
     except ValidationError as exc:
