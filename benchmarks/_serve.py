@@ -83,7 +83,9 @@ class Baseline:
             ["git", "worktree", "add", "--detach", str(self.root), self.rev],
             cwd=ROOT, check=True, capture_output=True,
         )  # fmt: skip
-        config = (self.root / "proxy" / "config.py").read_text()
+        # the config module before the package layout (issue 20), or the package after it
+        files = [self.root / "proxy" / "config.py", *(self.root / "proxy" / "config").glob("*.py")]
+        config = "".join(f.read_text() for f in files if f.is_file())
         self.has_limits = '"limits"' in config or "class LimitsSection" in config
 
     def close(self) -> None:
