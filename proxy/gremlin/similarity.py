@@ -22,6 +22,7 @@ naming the key (`gremlin.similarity.window`); the tables' schema is
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import functools
 from collections.abc import Mapping
@@ -84,45 +85,33 @@ class GremlinSettings:
 
 def gremlin_settings(raw: Mapping[str, Any]) -> GremlinSettings:
     """Validate the `[gremlin]` table (`GremlinTable`: `similarity` and `schema`). Every rule
-    asks for every query: a table seen before is answered from a small cache (the settings are
-    frozen), keyed by its contents."""
-    key = _frozen(raw)
-    if key is None:  # something unhashable: validate it every time
-        return _validate(raw)
-    return _validated(_Table(key, raw))
+    asks for every query, always with the guard's own table: the settings (frozen) of a table
+    seen before are reused while it still equals the copy taken when it was validated."""
+    return _validated(_Table(raw))
 
 
 class _Table:
-    """A `[gremlin]` table as a cache key: equal when their frozen contents are."""
+    """A `[gremlin]` table as a cache key: the same object, unchanged since it was cached."""
 
-    __slots__ = ("key", "raw")
+    __slots__ = ("raw", "snapshot")
 
-    def __init__(self, key: tuple[Any, ...], raw: Mapping[str, Any]) -> None:
-        self.key, self.raw = key, raw
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+        self.snapshot: Any = None  # a deep copy, taken when the table is validated
 
     def __hash__(self) -> int:
-        return hash(self.key)
+        return id(self.raw)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Table) and self.key == other.key
-
-
-def _frozen(value: Any) -> Any:
-    """`value` as a hashable tuple tree that tells dicts, lists and tuples apart (and each
-    scalar by its type: 1, 1.0 and True validate differently); None when something is not."""
-    if isinstance(value, Mapping):
-        items = [(k, _frozen(v)) for k, v in value.items()]
-        return None if any(v is None for _, v in items) else ("dict", tuple(items))
-    if isinstance(value, list | tuple):
-        parts = [_frozen(v) for v in value]
-        return None if any(p is None for p in parts) else (type(value).__name__, tuple(parts))
-    if value is None or isinstance(value, str | int | float | _dt.date):
-        return (type(value).__name__, value)
-    return None
+        if not isinstance(other, _Table) or other.raw is not self.raw:
+            return False
+        snapshot = self.snapshot if self.snapshot is not None else other.snapshot
+        return snapshot is not None and bool(snapshot == self.raw)
 
 
 @functools.lru_cache(maxsize=32)
 def _validated(table: _Table) -> GremlinSettings:
+    table.snapshot = copy.deepcopy(table.raw)  # the cache keeps `table` (and so `raw`) alive
     return _validate(table.raw)
 
 
