@@ -13,6 +13,8 @@ import ast
 import csv
 import gc
 import importlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import sys
@@ -22,14 +24,36 @@ from pathlib import Path
 from typing import Any
 
 
+class _Layout(importlib.abc.MetaPathFinder):
+    """pyproject's package-dir mapping for a checkout that is not installed: query_guard is
+    proxy/, query_guard.rules plugins/, query_guard.grammars and .conf their folders."""
+
+    def __init__(self, root: Path) -> None:
+        self.dirs = {
+            "query_guard": root / "proxy", "query_guard.rules": root / "plugins",
+            "query_guard.grammars": root / "grammars", "query_guard.conf": root / "conf",
+        }  # fmt: skip
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        folder = self.dirs.get(name)
+        if folder is None:
+            return None
+        return importlib.util.spec_from_file_location(
+            name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+
+
 def _package() -> str:
     root = os.environ.get("QG_BASELINE_ROOT")
     if root:  # the venv's editable install maps query_guard to THIS build: never use it here
         sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
         sys.path.insert(0, root)
-    for name in ("query_guard", "proxy"):
+        if (Path(root) / "proxy" / "guard").is_dir():  # the package layout: query_guard = proxy/
+            sys.meta_path.insert(0, _Layout(Path(root)))
+    for name, pipeline in (("query_guard", "guard.pipeline"), ("query_guard", "pipeline"),
+                           ("proxy", "pipeline")):  # fmt: skip
         try:
-            module = importlib.import_module(f"{name}.pipeline")
+            module = importlib.import_module(f"{name}.{pipeline}")
         except ImportError:
             continue
         if root and not str(module.__file__).startswith(root):
@@ -133,7 +157,8 @@ def main() -> None:
     for pairs in corpus.values():  # warm parsers and imports
         for text, language, guard in pairs[:200]:
             guard.check(text, language)
-    where = sys.modules[f"{PKG}.pipeline"].__file__
+    where = next(sys.modules[m].__file__ for m in (f"{PKG}.guard.pipeline", f"{PKG}.pipeline")
+                 if m in sys.modules)  # fmt: skip
     sizes = {k: len(v) for k, v in corpus.items()}
     print(json.dumps({"ready": PKG, "file": where, "sizes": sizes}), flush=True)
     for line in sys.stdin:

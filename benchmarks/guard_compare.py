@@ -10,7 +10,9 @@ must exceed.
 Corpora: CypherBench gold, text2cypher GPT-4-turbo (every 4th), Spider dev gold (SQLite with
 schema), TinkerPop feature-test traversals.
 
-Usage: .venv/bin/python benchmarks/guard_compare.py --baseline REV [--rounds N] [--write]
+Usage: .venv/bin/python benchmarks/guard_compare.py --baseline REV [--rounds N]
+       [--only spider,tinkerpop] [--write]
+(`--only` measures some corpora; its table is printed, never written: RESULTS.md holds all four.)
 """
 
 from __future__ import annotations
@@ -69,16 +71,18 @@ class Side:
         self.proc.wait(60)
 
 
-def run(baseline: Baseline, rounds: int) -> tuple[list[list[Any]], list[str]]:
+def run(
+    baseline: Baseline, rounds: int, names: dict[str, str]
+) -> tuple[list[list[Any]], list[str]]:
     sides = [Side(f"baseline {baseline.rev}", baseline.root, True), Side("this build", ROOT, False)]
     rng = random.Random(19)
     best: dict[tuple[str, str, str], list[int]] = {}  # (side, corpus, cpu|wall) -> per query
-    per_round: dict[str, list[float]] = {c: [] for c in NAMES}  # CPU mean ratio per round
+    per_round: dict[str, list[float]] = {c: [] for c in names}  # CPU mean ratio per round
     blocked: dict[tuple[str, str], int] = {}
     loads = [os.getloadavg()[0]]
     try:
         for _ in range(rounds):
-            for corpus in NAMES:
+            for corpus in names:
                 order = sides[:]
                 rng.shuffle(order)
                 means = {}
@@ -97,7 +101,7 @@ def run(baseline: Baseline, rounds: int) -> tuple[list[list[Any]], list[str]]:
             side.close()
     rows = []
     verdicts = []
-    for corpus, name in NAMES.items():
+    for corpus, name in names.items():
         old = best[sides[0].label, corpus, "cpu"]
         new = best[sides[1].label, corpus, "cpu"]
         old_p50, new_p50 = percentile(old, 50) / 1000, percentile(new, 50) / 1000
@@ -122,12 +126,14 @@ def main() -> str:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", required=True, metavar="REV")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", default="", help="comma-separated corpora: " + ",".join(NAMES))
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    names = {c: NAMES[c] for c in args.only.split(",")} if args.only else NAMES
     with tempfile.TemporaryDirectory(prefix="qg-guard-compare-") as tmp:
         baseline = Baseline(args.baseline, Path(tmp))
         try:
-            rows, verdicts = run(baseline, args.rounds)
+            rows, verdicts = run(baseline, args.rounds, names)
         finally:
             baseline.close()
     load = verdicts.pop().removeprefix("LOAD ")
@@ -147,7 +153,7 @@ def main() -> str:
         "",
         *(f"- {v}" for v in verdicts),
     ])  # fmt: skip
-    if args.write:
+    if args.write and names == NAMES:
         write_section(HEADING, section)
     return section
 

@@ -35,14 +35,14 @@ from __future__ import annotations
 import difflib
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
+from sqlglot.dialects.dialect import NormalizationStrategy
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify_columns import Resolver
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
-from query_guard.api.sql import SqlCatalog, SqlQuery, SqlStatement
+from query_guard.api.sql import SqlCatalog, SqlQuery, SqlStatement, dialect_of
 
 FIX_SIMILARITY = 0.8  # a candidate this close is "close"; exactly one such gives a fix
 HINT_SIMILARITY = 0.5
@@ -63,7 +63,7 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
             scopes = traverse_scope(statement.tree)
         except (OptimizeError, SqlglotError):
             continue
-        schema = _schema(statement.tree, catalog, rule, tables, query.dialect)
+        schema = _schema(query, statement, catalog, rule, tables)
         names = _Names(query, statement, catalog, schema, rule, tables)
         for scope in scopes:
             findings += names.check(scope)
@@ -71,18 +71,24 @@ def guard_sql(query: SqlQuery, ctx: GuardContext) -> list[Finding]:
 
 
 def _schema(
-    tree: exp.Expression, catalog: SqlCatalog, rule: _Case, tables: dict[str, str], dialect: str
+    query: SqlQuery,
+    statement: SqlStatement,
+    catalog: SqlCatalog,
+    rule: _Case,
+    tables: dict[str, str],
 ) -> MappingSchema:
     """The tables the statement names, under the names it writes (sqlglot's resolver looks
     them up as written), each with the keys of its columns."""
     mapping: dict[str, dict[str, str]] = {}
-    for table in tree.find_all(exp.Table):
+    for table in query.nodes(statement):  # breadth first, as find_all
+        if not isinstance(table, exp.Table):
+            continue
         if not isinstance(table.this, exp.Identifier) or table.args.get("db"):
             continue
         stored = tables.get(rule.written(table.this))
         if stored is not None and table.name not in mapping:
             mapping[table.name] = {rule.stored(c): "unknown" for c in catalog.tables[stored]}
-    return MappingSchema(mapping, dialect=dialect, normalize=False)
+    return MappingSchema(mapping, dialect=dialect_of(query.dialect), normalize=False)
 
 
 class _Case:
@@ -90,7 +96,7 @@ class _Case:
 
     def __init__(self, dialect: str) -> None:
         self.strategy = (
-            Dialect.get_or_raise(dialect).NORMALIZATION_STRATEGY if dialect
+            dialect_of(dialect).NORMALIZATION_STRATEGY if dialect
             else NormalizationStrategy.CASE_INSENSITIVE
         )  # fmt: skip
         self.insensitive = self.strategy in (
@@ -134,7 +140,7 @@ class _Names:
     ) -> None:
         self.query, self.statement, self.catalog, self.schema = query, statement, catalog, schema
         self.rule, self.tables = rule, tables
-        self.dialect = Dialect.get_or_raise(query.dialect)
+        self.dialect = dialect_of(query.dialect)
         # an outer scope lists its correlated subqueries' columns again: judge each once
         self.seen: set[int] = set()
 
@@ -315,9 +321,17 @@ def _bare_word(column: exp.Column) -> bool:
 
 
 def _close(name: str, candidates: list[str], cutoff: float) -> list[str]:
-    norm = _norm(name)
-    scored = [(difflib.SequenceMatcher(None, norm, _norm(c)).ratio(), c) for c in candidates]
-    return [c for score, c in sorted(scored, key=lambda x: (-x[0], x[1])) if score >= cutoff]
+    """The candidates at least `cutoff` similar to `name`, closest first. A candidate whose
+    cheap upper bound (`quick_ratio`) is below the cutoff is out without the full ratio."""
+    matcher = difflib.SequenceMatcher(None, _norm(name))
+    scored = []
+    for c in candidates:
+        matcher.set_seq2(_norm(c))
+        if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
+            score = matcher.ratio()
+            if score >= cutoff:
+                scored.append((score, c))
+    return [c for _, c in sorted(scored, key=lambda x: (-x[0], x[1]))]
 
 
 def _norm(name: str) -> str:

@@ -11,10 +11,10 @@ from query_guard.sql.functions import (
     unbounded_format,
 )
 from query_guard.sql.language import age_calls
-from query_guard.sql.query import SqlQuery, SqlStatement, unsafe_names
+from query_guard.sql.query import SqlQuery, SqlStatement, dialect_of, unsafe_names
 
 __all__ = [
     "MAX_FORMAT_WIDTH", "SqlCatalog", "SqlQuery", "SqlStatement", "age_calls", "call_name",
-    "is_allowed_call", "is_secret_call", "is_secret_catalog", "unbounded_format",
+    "dialect_of", "is_allowed_call", "is_secret_call", "is_secret_catalog", "unbounded_format",
     "unsafe_names",
 ]  # fmt: skip

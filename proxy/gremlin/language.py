@@ -7,7 +7,7 @@ a `GremlinQuery` through the `guard_gremlin` hook (argument name `traversal`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from query_guard.gremlin import ast
 from query_guard.gremlin.edits import traversals
@@ -24,6 +24,10 @@ class GremlinQuery:
 
     text: str
     traversal: ast.Traversal
+    # the walks every rule asks for, made once per parse (rules read the tree, never change
+    # it: a fix is a span edit)
+    _traversals: list[ast.Traversal] | None = field(default=None, repr=False, compare=False)
+    _steps: list[ast.Step] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> GremlinQuery:
@@ -35,11 +39,15 @@ class GremlinQuery:
 
     def traversals(self) -> Iterator[ast.Traversal]:
         """The root traversal and every nested one."""
-        return traversals(self.traversal)
+        if self._traversals is None:
+            self._traversals = list(traversals(self.traversal))
+        return iter(self._traversals)
 
     def steps(self) -> Iterator[ast.Step]:
         """Every step anywhere (source, spawn, steps, nested, terminal)."""
-        return self.traversal.find_all(ast.Step)
+        if self._steps is None:
+            self._steps = list(self.traversal.find_all(ast.Step))
+        return iter(self._steps)
 
 
 def describe_error(exc: Exception, text: str) -> list[Finding]:

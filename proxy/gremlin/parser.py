@@ -16,6 +16,7 @@ import re
 from lark import Lark, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.exceptions import VisitError
 
+from query_guard.cypher.lalr_driver import Fallback, LalrDriver
 from query_guard.cypher.lexical import segments
 from query_guard.gremlin.ast import Traversal
 from query_guard.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
@@ -55,6 +56,21 @@ def gremlin_parser() -> Lark:
     )
 
 
+@functools.cache
+def _driver() -> LalrDriver:
+    """The lean LALR loop over `gremlin_parser()`'s own tables, lexer and callbacks."""
+    return LalrDriver(gremlin_parser())
+
+
+def _parse_value(text: str) -> object:
+    """lark's parse of `text`: by the lean driver when the text parses, else by lark itself,
+    which raises the syntax errors it always did."""
+    try:
+        return _driver().parse(text)
+    except Fallback:
+        return gremlin_parser().parse(text)
+
+
 def parse_traversal(text: str, *, allow_anonymous: bool = False) -> Traversal:
     """Parse one Gremlin traversal (`g....`; with `allow_anonymous`, also `__....`)."""
     if not isinstance(text, str):
@@ -63,7 +79,7 @@ def parse_traversal(text: str, *, allow_anonymous: bool = False) -> Traversal:
     if "$" in text or "\\u" in text:
         _check_interpolation(text)
     try:
-        value = gremlin_parser().parse(text)
+        value = _parse_value(text)
         return Interpreter(text).query(value, allow_anonymous=allow_anonymous)  # type: ignore[arg-type]
     except GremlinError:
         raise

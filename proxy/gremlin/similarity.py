@@ -22,6 +22,7 @@ naming the key (`gremlin.similarity.window`); the tables' schema is
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import functools
 from collections.abc import Mapping
@@ -83,7 +84,38 @@ class GremlinSettings:
 
 
 def gremlin_settings(raw: Mapping[str, Any]) -> GremlinSettings:
-    """Validate the `[gremlin]` table (`GremlinTable`: `similarity` and `schema`)."""
+    """Validate the `[gremlin]` table (`GremlinTable`: `similarity` and `schema`). Every rule
+    asks for every query, always with the guard's own table: the settings (frozen) of a table
+    seen before are reused while it still equals the copy taken when it was validated."""
+    return _validated(_Table(raw))
+
+
+class _Table:
+    """A `[gremlin]` table as a cache key: the same object, unchanged since it was cached."""
+
+    __slots__ = ("raw", "snapshot")
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+        self.snapshot: Any = None  # a deep copy, taken when the table is validated
+
+    def __hash__(self) -> int:
+        return id(self.raw)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Table) or other.raw is not self.raw:
+            return False
+        snapshot = self.snapshot if self.snapshot is not None else other.snapshot
+        return snapshot is not None and bool(snapshot == self.raw)
+
+
+@functools.lru_cache(maxsize=32)
+def _validated(table: _Table) -> GremlinSettings:
+    table.snapshot = copy.deepcopy(table.raw)  # the cache keeps `table` (and so `raw`) alive
+    return _validate(table.raw)
+
+
+def _validate(raw: Mapping[str, Any]) -> GremlinSettings:
     try:
         table = GremlinTable.model_validate(dict(raw))
     except ValidationError as exc:

@@ -11,8 +11,10 @@ holding a line break or another control character (proxy.unsafe_chars) is never 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TypeVar
 
 import sqlglot
@@ -28,6 +30,7 @@ N = TypeVar("N", bound=exp.Expression)
 
 # string literals: their characters are escaped or legitimately raw; everything else that holds
 # text (identifiers, function, parameter and variable names) is a name
+_NODE = getattr(exp, "Expr", exp.Expression)  # the node base class (sqlglot ≥ 28: Expr)
 _STRINGS = (
     exp.Literal, exp.RawString, exp.ByteString, exp.HexString, exp.BitString, exp.National,
     exp.UnicodeString,
@@ -38,14 +41,32 @@ class UnsafeName(ValueError):
     """A name holds a character no SQL reader can be sent unambiguously."""
 
 
+@cache
+def dialect_of(name: str) -> Dialect:
+    """sqlglot's dialect object for `name`, built once (a Dialect holds no per-query state;
+    `get_or_raise` on a name builds a new one every call)."""
+    return Dialect.get_or_raise(name)
+
+
 def unsafe_names(tree: exp.Expression) -> Iterator[tuple[exp.Expression, str]]:
-    """(node, name) for each name in `tree` holding a character of proxy.unsafe_chars.UNSAFE."""
-    for node in tree.walk():
-        if isinstance(node, _STRINGS):
-            continue
+    """(node, name) for each name in `tree` holding a character of proxy.unsafe_chars.UNSAFE,
+    breadth first (`tree.walk()`'s order; one pass over each node's arguments finds both its
+    names and its children)."""
+    queue: deque[exp.Expression] = deque((tree,))
+    pop, push, search, expr, strings = queue.popleft, queue.append, UNSAFE.search, _NODE, _STRINGS
+    while queue:
+        node = pop()
+        skip = isinstance(node, strings)
         for value in node.args.values():
-            if isinstance(value, str) and UNSAFE.search(value):
-                yield node, value
+            if isinstance(value, str):
+                if not skip and search(value):
+                    yield node, value
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, expr):
+                        push(item)
+            elif isinstance(value, expr):
+                push(value)
 
 
 class SqlSyntaxError(Exception):
@@ -80,7 +101,7 @@ class SqlQuery:
     @classmethod
     def parse(cls, text: str, dialect: str = "postgres") -> SqlQuery:
         try:
-            reader = Dialect.get_or_raise(dialect)
+            reader = dialect_of(dialect)
             tokens = reader.tokenize(text)
             trees = reader.parser().parse(tokens, text)  # tokenized once
         except ParseError as exc:
