@@ -16,23 +16,41 @@ import importlib
 import json
 import os
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 
+def _layout(root: Path) -> str:
+    """A directory holding `query_guard` as pyproject's package-dir maps it (proxy/, with
+    plugins/, grammars/ and conf/ inside), made of links to the checkout `root`."""
+    where = Path(tempfile.mkdtemp(prefix="qg-layout-"))
+    package = where / "query_guard"
+    package.mkdir()
+    for entry in (root / "proxy").iterdir():
+        (package / entry.name).symlink_to(entry)
+    for name, source in (("rules", "plugins"), ("grammars", "grammars"), ("conf", "conf")):
+        (package / name).symlink_to(root / source)
+    return str(where)
+
+
 def _package() -> str:
     root = os.environ.get("QG_BASELINE_ROOT")
     if root:  # the venv's editable install maps query_guard to THIS build: never use it here
         sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
-        sys.path.insert(0, root)
+        new_layout = (Path(root) / "proxy" / "guard").is_dir()
+        sys.path.insert(0, _layout(Path(root)) if new_layout else root)
     for name in ("query_guard", "proxy"):
         try:
             module = importlib.import_module(f"{name}.pipeline")
         except ImportError:
-            continue
-        if root and not str(module.__file__).startswith(root):
+            try:  # the layout since issue 20
+                module = importlib.import_module(f"{name}.guard.pipeline")
+            except ImportError:
+                continue
+        if root and not os.path.realpath(str(module.__file__)).startswith(root):
             raise SystemExit(f"{name} imported from {module.__file__}, not from {root}")
         return name
     raise SystemExit("no query_guard or proxy package to import")
@@ -133,7 +151,8 @@ def main() -> None:
     for pairs in corpus.values():  # warm parsers and imports
         for text, language, guard in pairs[:200]:
             guard.check(text, language)
-    where = sys.modules[f"{PKG}.pipeline"].__file__
+    module = sys.modules.get(f"{PKG}.pipeline") or sys.modules[f"{PKG}.guard.pipeline"]
+    where = module.__file__
     sizes = {k: len(v) for k, v in corpus.items()}
     print(json.dumps({"ready": PKG, "file": where, "sizes": sizes}), flush=True)
     for line in sys.stdin:

@@ -83,7 +83,9 @@ class Baseline:
             ["git", "worktree", "add", "--detach", str(self.root), self.rev],
             cwd=ROOT, check=True, capture_output=True,
         )  # fmt: skip
-        config = (self.root / "proxy" / "config.py").read_text()
+        package = self.root / "proxy" / "config"  # a module before the layout change
+        sources = sorted(package.glob("*.py")) if package.is_dir() else [package.with_suffix(".py")]
+        config = "".join(p.read_text() for p in sources)
         self.has_limits = '"limits"' in config or "class LimitsSection" in config
 
     def close(self) -> None:
