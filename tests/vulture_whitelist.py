@@ -36,6 +36,9 @@ ALLOWED: dict[str, str] = {
     "api": "a Bolt handler's message field it does not need (TELEMETRY api)",
     "routing": "a Bolt handler's message field it does not need (ROUTE routing context)",
     "bookmarks": "a Bolt handler's message field it does not need (BEGIN/ROUTE bookmarks)",
+    # lark Token fields the Cypher LALR driver sets as lark's lexer does (lalr_driver.py)
+    "end_line": "lark Token field, set by the LALR driver like lark's own lexer",
+    "end_column": "lark Token field, set by the LALR driver like lark's own lexer",
     # AST and result fields: the tree records the whole query even where no rule reads a part
     "op_span": "AST field (operator position)",
     "is_slice": "AST field (list slice vs index)",

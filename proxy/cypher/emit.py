@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import string
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import fields
@@ -193,8 +194,12 @@ def _token_text(token: Token) -> str:
     return str(token.value)
 
 
+_WORDY_ASCII = frozenset(string.ascii_letters + string.digits + "_$`'\"")
+
+
 def _wordy(ch: str) -> bool:
-    return ch.isalnum() or ch in "_$`'\"" or not ch.isascii()
+    """A letter, digit, `_`, `$`, a quote or backtick, or any non-ASCII character."""
+    return ch in _WORDY_ASCII or not ch.isascii()
 
 
 def _needs_space(kind_a: str, a: str, kind_b: str, b: str) -> bool:

@@ -2,12 +2,18 @@
 `Lark.parse`, run by one loop without lark's per-token layers (the interactive cursor, the
 generator of the contextual lexer, `Rule` hashing on every reduction).
 
+The contextual lexer is lark's too, read once into one entry per parser state: the compiled
+regex alternation(s) of the terminals that state accepts (lark's `Scanner`), its ignored and
+line-spanning terminals and its token callbacks (keywords that a NAME also matches). The loop
+matches them in place, with lark's line counting, and builds each `Token` with every field
+lark sets, without the layers of `Token.__new__` and `LineCounter`.
+
 It answers only the successful parse. Any failure (a syntax error, a callback that raises)
 raises `Fallback`, and the caller re-runs lark's own parser, which
 raises exactly the errors it always did — the error paths are lark's, untouched.
-Used by the Cypher and the Gremlin parsers (`query_guard.cypher.parser`,
-`query_guard.gremlin.parser`); `tests/unit/test_lalr_driver.py` checks it builds the same
-values as lark over generated and corpus queries.
+Used by the Cypher parser (`query_guard.cypher.parser`);
+`tests/unit/test_lalr_driver.py` checks it builds the same values and tokens as lark over
+generated and corpus queries.
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 from lark import Lark, Token
-from lark.lexer import LexerState, TextSlice
 from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
@@ -26,23 +31,17 @@ __all__ = ["Fallback", "LalrDriver"]
 # "reduce by a rule": (number of values it pops, its callback, the rule's symbol); no
 # callback: a one-symbol rule that passes its value through (lark's `?rule` inlining)
 _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
+# what one state's lexer is: its regex matchers (tried in order), ignored terminals,
+# terminals that may hold a line break, token callbacks by terminal
+_Lexer = tuple[
+    tuple[Callable[..., Any], ...], frozenset[str], frozenset[str], dict[str, Callable[..., Any]]
+]
+
+_new_str = str.__new__
 
 
 class Fallback(Exception):
     """The lean parse did not succeed: let lark parse (and report) this text."""
-
-
-class _Position:
-    """What lark's contextual lexer reads of a parser state: the current state number."""
-
-    __slots__ = ("stack",)
-
-    def __init__(self, stack: list[int]) -> None:
-        self.stack = stack
-
-    @property
-    def position(self) -> int:
-        return self.stack[-1]
 
 
 class LalrDriver:
@@ -72,43 +71,82 @@ class LalrDriver:
                         reductions[arg] = (size, callback, arg.origin.name)
                     actions[symbol] = reductions[arg]
             self._actions[state] = actions
+        # (state below, top state, lookahead) -> the top state after the pass-through
+        # reductions that lookahead makes there: filled as queries meet them (a cache)
+        self._passes: dict[tuple[int, int, str], int] = {}
         self._token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
-        self._lexers = frontend.lexer.lexers  # the contextual lexer's one lexer per state
+        self._lexers = _state_lexers(frontend.lexer.lexers)
 
     def parse(self, text: str, tokens: list[Token] | None = None) -> Any:
         """The value lark's parse of `text` returns; every token lexed is appended to
         `tokens` when given. Raises Fallback whenever lark's own parse is needed."""
         try:
-            return self._run(text, tokens)
+            return self._run(text, [] if tokens is None else tokens)
         except Fallback:
             raise
         except Exception as exc:  # a syntax error or a callback's error: lark says which
             raise Fallback from exc
 
-    def _run(self, text: str, tokens: list[Token] | None) -> Any:
+    def _run(self, text: str, tokens: list[Token]) -> Any:
         actions = self._actions
         token_callbacks = self._token_callbacks
         lexers = self._lexers
+        end_state = self._end
+        passes = self._passes
         states = [self._start]
         values: list[Any] = []
-        position = _Position(states)
-        lex_state = LexerState(TextSlice(text, 0, len(text)))
+        end = len(text)
+        pos = 0
+        line = 1
+        line_start = 0  # offset of the current line's first character
         kind = ""
         while kind != "$END":
-            try:
-                token = lexers[states[-1]].next_token(lex_state, position)
-                kind = token.type
-            except EOFError:
-                kind = "$END"
-            else:
-                if tokens is not None:
+            kind = "$END"
+            token: Any = None
+            if pos < end:  # lark's BasicLexer.next_token, for the state on top of the stack
+                matchers, ignore, newline, lex_callbacks = lexers[states[-1]]
+                while pos < end:
+                    for match in matchers:
+                        found = match(text, pos)
+                        if found:
+                            break
+                    else:
+                        raise Fallback  # lark raises UnexpectedCharacters
+                    value = found.group(0)
+                    type_ = found.lastgroup
+                    start, start_line, column = pos, line, pos - line_start + 1
+                    if type_ in newline:
+                        breaks = value.count("\n")
+                        if breaks:
+                            line += breaks
+                            line_start = pos + value.rindex("\n") + 1
+                    pos += len(value)
+                    if type_ in ignore:
+                        if type_ in lex_callbacks:
+                            raise Fallback  # lark would call it on the ignored token
+                        continue
+                    token = _new_str(Token, value)
+                    token.type = type_
+                    token.start_pos = start
+                    token.value = value
+                    token.line = start_line
+                    token.column = column
+                    token.end_line = line
+                    token.end_column = pos - line_start + 1
+                    token.end_pos = pos
+                    if type_ in lex_callbacks:
+                        token = lex_callbacks[type_](token)
+                        if not isinstance(token, Token):
+                            raise Fallback
+                    kind = token.type
                     tokens.append(token)
+                    break
             while True:
                 action = actions[states[-1]].get(kind)
                 if action is None:
                     raise Fallback
                 if action.__class__ is int:
-                    if kind == "$END":
+                    if token is None:
                         raise Fallback
                     states.append(action)  # type: ignore[arg-type]
                     callback = token_callbacks.get(kind)
@@ -116,8 +154,13 @@ class LalrDriver:
                     break
                 size, callback, origin = action  # type: ignore[misc]
                 if callback is None:  # the one value stays; only the state changes
-                    del states[-1]
-                    states.append(actions[states[-1]][origin])  # type: ignore[arg-type]
+                    # a run of such reductions pops and replaces only the top state, so its
+                    # end depends on the state below, the top and the lookahead alone
+                    key = (states[-2], states[-1], kind)
+                    top = passes.get(key)
+                    if top is None:
+                        top = passes[key] = self._pass_through(key)
+                    states[-1] = top
                 elif size:
                     children = values[-size:]
                     del states[-size:]
@@ -127,6 +170,34 @@ class LalrDriver:
                 else:
                     states.append(actions[states[-1]][origin])  # type: ignore[arg-type]
                     values.append(callback([]))
-                if kind == "$END" and states[-1] == self._end:
+                if token is None and states[-1] == end_state:
                     return values[-1]
         raise Fallback  # pragma: no cover - the loop returns or raises
+
+    def _pass_through(self, key: tuple[int, int, str]) -> int:
+        """Apply pass-through reductions on lookahead `kind` while the top state's action is
+        one, the state below staying put; stop at the accepting state (for `$END`)."""
+        below, top, kind = key
+        actions = self._actions
+        while True:
+            action = actions[top].get(kind)
+            if action is None or action.__class__ is int or action[1] is not None:  # type: ignore[index]
+                return top
+            top = actions[below][action[2]]  # type: ignore[index,assignment]
+            if kind == "$END" and top == self._end:
+                return top
+
+
+def _state_lexers(by_state: dict[int, Any]) -> dict[int, _Lexer]:
+    """Each parser state's lexer as the loop reads it, built once per distinct lark lexer."""
+    built: dict[int, _Lexer] = {}
+    out: dict[int, _Lexer] = {}
+    for state, lexer in by_state.items():
+        entry = built.get(id(lexer))
+        if entry is None:
+            scanner = lexer.scanner  # builds lark's scanner and its callbacks
+            matchers = tuple(mre.match for mre in scanner._mres)
+            entry = (matchers, lexer.ignore_types, lexer.newline_types, dict(lexer.callback))
+            built[id(lexer)] = entry
+        out[state] = entry
+    return out

@@ -12,6 +12,7 @@ from lark import Token
 from query_guard.cypher import ast
 from query_guard.cypher.parser import parse_tokens
 from query_guard.cypher.scopes import Scopes, resolve
+from query_guard.guard.tree import preorder
 
 N = TypeVar("N", bound=ast.Node)
 
@@ -44,9 +45,14 @@ class CypherQuery:
     def nodes(self) -> list[ast.Node]:
         """Every AST node, pre-order (walked once per query, shared by all rules)."""
         if self._nodes is None:
-            self._nodes = list(self.script.walk())
+            self._nodes = preorder(self.script)  # type: ignore[assignment]
+            by_type = self._by_type
             for node in self._nodes:
-                self._by_type.setdefault(type(node), []).append(node)
+                found = by_type.get(type(node))
+                if found is None:
+                    by_type[type(node)] = [node]
+                else:
+                    found.append(node)
         return self._nodes
 
     def find(self, *types: type[N]) -> Iterator[N]:
