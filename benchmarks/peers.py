@@ -365,7 +365,7 @@ def main() -> None:
             text = render(kept, notes)
             print(text)
             if kept and args.write:
-                write_section(f"{HEADING} {name}", text)
+                write_section(f"{HEADING} {name}\n", text)
         return
     reason = unavailable_reason()
     if reason is not None:
@@ -390,7 +390,7 @@ def main() -> None:
             text = render(runs, [n for n in notes if name == "neo4j" or "driver" not in n])
             print(text, flush=True)
             if args.write:
-                write_section(f"{HEADING} {name}", text)
+                write_section(f"{HEADING} {name}\n", text)
         if os.environ.get("QG_PEERS_KEEP"):
             subprocess.run(["cp", "-r", tmp, os.environ["QG_PEERS_KEEP"]], check=False)
 
