@@ -305,7 +305,8 @@ def render(comparisons: list[Comparison], notes: list[str]) -> str:
     )
     out += [f"{n}" for n in notes]
     out += ["", verdict(comparisons)]
-    out += ["", note] if (note := bookmark_note(comparisons)) else []
+    driver = comparisons[0].suite == "neo4j"  # the note is about the driver's own tests
+    out += ["", note] if driver and (note := bookmark_note(comparisons)) else []
     out += ["", "| suite | run | tests | pass direct | pass proxy | fail both | "
             "pass direct, fail proxy | fail direct, pass proxy | skipped (direct/proxy) |",
             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -364,7 +365,7 @@ def main() -> None:
             text = render(kept, notes)
             print(text)
             if kept and args.write:
-                write_section(f"{HEADING} {name}", text)
+                write_section(f"{HEADING} {name}\n", text)
         return
     reason = unavailable_reason()
     if reason is not None:
@@ -389,7 +390,7 @@ def main() -> None:
             text = render(runs, [n for n in notes if name == "neo4j" or "driver" not in n])
             print(text, flush=True)
             if args.write:
-                write_section(f"{HEADING} {name}", text)
+                write_section(f"{HEADING} {name}\n", text)
         if os.environ.get("QG_PEERS_KEEP"):
             subprocess.run(["cp", "-r", tmp, os.environ["QG_PEERS_KEEP"]], check=False)
 
