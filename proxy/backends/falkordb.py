@@ -121,6 +121,7 @@ class FalkorDBBackend:
     """
 
     name = "falkordb"
+    explain_never_runs = True  # GRAPH.EXPLAIN plans, whatever the statement (compat.explain)
 
     def __init__(
         self,

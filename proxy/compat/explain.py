@@ -2,7 +2,8 @@
 has no fields and no records; its summary carries the query type from the guard's own parse
 (`r`, `w`, `rw`, `s` — what clients such as neo4j-graphrag's Text2CypherRetriever check before
 running a query) and the backend's plan when the backend has a plan-only command (FalkorDB's
-`GRAPH.EXPLAIN`; Bolt upstreams get `EXPLAIN …`). Parameters need no values. The fronts that
+`GRAPH.EXPLAIN`; Bolt upstreams get `EXPLAIN …`, for reads only: ArcadeDB runs a schema
+command it is asked to explain). Parameters need no values. The fronts that
 answer whole results (`query_guard.run.service`) answer an EXPLAIN with no rows, without a plan."""
 
 from __future__ import annotations
@@ -50,11 +51,14 @@ async def answer_explain(
     backend: Any, verdict: Verdict, parameters: dict[str, Any], database: str | None
 ) -> ExplainResult:
     """The EXPLAIN's answer: the guard's query type, and the backend's plan when it has one
-    (a backend that cannot plan the statement just leaves the plan out)."""
+    (a backend that cannot plan the statement just leaves the plan out). A statement that is
+    not a read is sent for a plan only to a backend whose plan command never runs it
+    (`explain_never_runs`): a Bolt server may run what it is asked to EXPLAIN."""
     summary = ResultSummary(query_type=verdict.query_type or "r", database=database)
     explain = getattr(backend, "explain", None)
     statement = explained_statement(verdict.to_run)
-    if explain is not None and statement:
+    safe = summary.query_type == "r" or getattr(backend, "explain_never_runs", False)
+    if explain is not None and statement and safe:
         try:
             summary.plan = await explain(statement, parameters, database)
         except BackendError as exc:

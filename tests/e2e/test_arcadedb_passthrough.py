@@ -77,6 +77,30 @@ def test_explain_is_answered_with_arcadedbs_plan_and_never_executed(
     assert count[0]["c"] == 0
 
 
+def test_explain_of_a_schema_command_is_not_sent_to_arcadedb(
+    arcadedb_server: Any, tmp_path: Any
+) -> None:
+    """ArcadeDB runs a schema command it is asked to EXPLAIN: the proxy asks it for plans of
+    reads only, so `EXPLAIN CREATE INDEX` creates nothing, with writes allowed too."""
+    config = parse_config({
+        "server": {"bolt": "127.0.0.1:0", "data_dir": str(tmp_path)},
+        "backend": {"cypher": arcadedb_server.url, "database": arcadedb_server.database},
+        "guard": {"read_only": False},
+    })  # fmt: skip
+    with (
+        ProxyThread(config) as running,
+        neo4j.GraphDatabase.driver(f"bolt://{running.address}", auth=arcadedb_server.auth) as drv,
+    ):
+        _, summary, _ = drv.execute_query(
+            "EXPLAIN CREATE INDEX qg_explain_probe IF NOT EXISTS FOR (n:QgExplainIndexProbe) "
+            "ON (n.name)"
+        )
+        assert summary.query_type == "s" and summary.plan is None
+    with neo4j.GraphDatabase.driver(arcadedb_server.url, auth=arcadedb_server.auth) as direct:
+        indexes, _, _ = direct.execute_query("SHOW INDEXES", database_=arcadedb_server.database)
+    assert not [r for r in indexes if "QgExplainIndexProbe" in str(r.values())]
+
+
 def test_a_discovery_account_discovers_at_start(
     arcadedb_server: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

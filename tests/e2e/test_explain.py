@@ -105,6 +105,16 @@ def test_explain_of_a_write_with_writes_allowed_creates_nothing(writable: BoltPr
         assert _count(driver, "Probe") == 1
 
 
+def test_explain_of_a_schema_command_creates_no_index(writable: BoltProxy) -> None:
+    with neo4j.GraphDatabase.driver(writable.uri, auth=AUTH) as driver:
+        _, summary, _ = driver.execute_query(
+            "EXPLAIN CREATE INDEX qg_explain_probe FOR (n:ExplainProbe) ON (n.name)"
+        )
+        assert summary.query_type == "s"
+        indexes, _, _ = driver.execute_query("SHOW INDEXES YIELD name, labelsOrTypes")
+    assert not [i for i in indexes if "ExplainProbe" in (i["labelsOrTypes"] or [])]
+
+
 def test_explain_gets_no_limit_and_a_verdict_says_what_it_is() -> None:
     guard = build_guard(parse_config({}), MOVIES)
     explained = guard.check("EXPLAIN MATCH (m:Movie) RETURN m")
