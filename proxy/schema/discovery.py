@@ -39,19 +39,20 @@ async def _property_types(
     that carry it (`VALUES_PER_KEY`), so a large value (an embedding) is read a few times, not
     once per sampled entity. The values are typed here, from the neutral result model, rather
     than with the backend's own type function: FalkorDB's `typeof()` and Neo4j's `valueType()`
-    differ in name and availability. A key seen with two types is "ANY"."""
+    differ in name and availability. A key seen with several types gets the first one seen in
+    the sample (apoc.meta.data reports one type per property, and clients such as
+    neo4j-graphrag build queries by that type); a key only ever null is "ANY"."""
     query = (
         f"MATCH {pattern} WITH {var} LIMIT {sample} UNWIND keys({var}) AS k "
         f"WITH k, collect({var})[..{VALUES_PER_KEY}] AS carriers "
         "UNWIND carriers AS e RETURN k, properties(e)"
     )
-    seen: dict[str, set[str]] = {}
+    seen: dict[str, str] = {}
     for key, props in await collect(await backend.run(query, {})):
-        seen.setdefault(key, set()).add(value_type((props or {}).get(key)))
-    return {
-        key: next(iter(kinds - {"NULL"})) if len(kinds - {"NULL"}) == 1 else "ANY"
-        for key, kinds in sorted(seen.items())
-    }
+        kind = value_type((props or {}).get(key))
+        if seen.get(key, "NULL") == "NULL":
+            seen[key] = kind
+    return {key: "ANY" if kind == "NULL" else kind for key, kind in sorted(seen.items())}
 
 
 def value_type(value: Any) -> str:
