@@ -7,8 +7,10 @@ and relationships, `db.schema.visualization`) are maps holding what the virtual 
 properties hold (`name`, `count`; `type`, `count`), since a literal cannot be a node.
 `SHOW INDEXES` / `SHOW CONSTRAINTS` list the indexes and constraints discovery read from the
 database (`query_guard.schema.indexes`). `apoc.schema.nodes()` / `apoc.schema.relationships()`
-answer no rows on purpose: langchain and neo4j-graphrag follow a RANGE row with a sized
-index by `apoc.schema.properties.distinct`, which the proxy does not serve.
+list the same indexes (lookup indexes left out, as APOC does) with `size` and
+`valuesSelectivity` 0, which the proxy does not know: langchain and neo4j-graphrag follow a
+RANGE row whose index has entries by `apoc.schema.properties.distinct`, which the proxy does
+not serve, and read the values from a sample instead when it has none.
 """
 
 from __future__ import annotations
@@ -247,8 +249,32 @@ def _meta_stats(cat: SchemaCatalog) -> list[Row]:
              "stats": {**stats, "labels": labels, "relTypes": rel_types}}]  # fmt: skip
 
 
-def _none(cat: SchemaCatalog) -> list[Row]:
-    return []
+def _apoc_indexes(cat: SchemaCatalog, entity: str) -> list[Row]:
+    """`apoc.schema.nodes()` / `.relationships()` rows of the indexes on `entity`s."""
+    rows = []
+    for index in cat.indexes:
+        if index.get("entityType") != entity or index.get("type") == "LOOKUP":
+            continue
+        names = list(index.get("labelsOrTypes") or [])
+        properties = list(index.get("properties") or [])
+        kind = str(index.get("type") or "RANGE")
+        on = f":{names[0] if len(names) == 1 else names}({', '.join(properties)})"
+        rows.append({
+            "name": index.get("name"), "label": names[0] if len(names) == 1 else names,
+            "type": kind if entity == "NODE" else (names[0] if len(names) == 1 else names),
+            "properties": properties, "status": str(index.get("state") or "ONLINE"),
+            "failure": "NO FAILURE", "populationProgress": 100.0, "size": 0,
+            "valuesSelectivity": 0.0, "userDescription": f"INDEX ON {on}",
+        })  # fmt: skip
+    return rows
+
+
+def _schema_nodes(cat: SchemaCatalog) -> list[Row]:
+    return _apoc_indexes(cat, "NODE")
+
+
+def _schema_relationships(cat: SchemaCatalog) -> list[Row]:
+    return _apoc_indexes(cat, "RELATIONSHIP")
 
 
 def _indexes(cat: SchemaCatalog) -> list[Row]:
@@ -311,9 +337,9 @@ PROCEDURES: Mapping[str, Procedure] = {
         Procedure("apoc.schema.nodes",
               ("name", "label", "properties", "status", "type", "failure",
                "populationProgress", "size", "valuesSelectivity", "userDescription"),
-              _none, "node indexes and constraints (none known)"),
-        Procedure("apoc.schema.relationships", ("name", "type", "properties", "status"), _none,
-              "relationship indexes and constraints (none known)"),
+              _schema_nodes, "node indexes"),
+        Procedure("apoc.schema.relationships", ("name", "type", "properties", "status"),
+              _schema_relationships, "relationship indexes"),
     )
 }  # fmt: skip
 

@@ -180,6 +180,23 @@ def test_show_indexes_and_constraints_on_falkordb(falkordb_proxy: ProxyThread) -
     assert found == numbered(FALKORDB_CONSTRAINT_ROWS)
 
 
+def test_apoc_schema_nodes_lists_the_indexes_as_neo4j_graphrag_reads_them(
+    falkordb_proxy: ProxyThread,
+) -> None:
+    """neo4j-graphrag's index query; `size` 0 (the proxy does not know it) keeps the clients
+    from asking `apoc.schema.properties.distinct`, which the proxy does not serve."""
+    _, found = rows(
+        falkordb_proxy,
+        "CALL apoc.schema.nodes() YIELD label, properties, type, size, valuesSelectivity "
+        "WHERE type = 'RANGE' RETURN *, size * valuesSelectivity as distinctValues",
+    )
+    assert sorted((r["label"], r["properties"], r["size"], r["distinctValues"]) for r in found) == [
+        ("Person", ["born"], 0, 0.0), ("Person", ["name"], 0, 0.0),
+    ]  # fmt: skip
+    _, found = rows(falkordb_proxy, "CALL apoc.schema.relationships() YIELD type, properties")
+    assert [(r["type"], r["properties"]) for r in found] == [("KNOWS", ["since"])]
+
+
 def test_show_yield_star_and_the_non_default_columns(falkordb_proxy: ProxyThread) -> None:
     """`YIELD *` lists every column Neo4j 5 has; `options` can be named (neo4j-graphrag reads
     a vector index's dimensions from it); an unnamed index gets Neo4j's generated name."""
