@@ -44,12 +44,17 @@ def wait_for(check, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-d
 
 
 def workers_of(serve: ServeProcess) -> set[int]:
-    """The supervisor's worker processes (its children that are Python, not a database)."""
-    return {
-        pid for pid in children(serve.proc.pid)
-        if "falkordb" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        and "redis" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    }  # fmt: skip
+    """The supervisor's worker processes (its children that are Python, not a database); a
+    child that exits while it is looked at (an old worker leaving on a reload) is not one."""
+    workers = set()
+    for pid in children(serve.proc.pid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if "falkordb" not in command and "redis" not in command:
+            workers.add(pid)
+    return workers
 
 
 def test_two_workers_share_the_port_survive_a_crash_and_a_reload(
