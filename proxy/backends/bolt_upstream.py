@@ -38,8 +38,6 @@ LOST = -1  # Response.tag when the connection died before the reply came
 SILENT = -2  # Response.tag when the server sent nothing for `silence` seconds (aborted)
 USER_AGENT = "query-guard/0.1"
 UNKNOWN_ERROR = "Neo.DatabaseError.General.UnknownError"
-SEMANTIC_ERROR = "Neo.ClientError.Statement.SemanticError"
-TYPE_ERROR = "Neo.ClientError.Statement.TypeError"
 
 
 class Response:
@@ -68,9 +66,6 @@ class Response:
             return BackendError(f"the Bolt upstream ignored the {what}", UNKNOWN_ERROR)
         meta = self.metadata
         code = meta.get("code") or meta.get("neo4j_code") or UNKNOWN_ERROR
-        if code == SEMANTIC_ERROR and str(meta.get("message", "")).startswith("TypeError:"):
-            code = TYPE_ERROR  # ArcadeDB's class for a type error; Neo4j's own code (clients
-            # catch it as CypherTypeError)
         if is_timeout(str(code)):  # the upstream's tx_timeout ([limits] query_timeout_ms)
             return timeout_error(None, str(meta.get("message") or code), str(code))
         return BackendError(str(meta.get("message") or code), str(code))

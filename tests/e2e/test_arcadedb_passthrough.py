@@ -101,21 +101,6 @@ def test_explain_of_a_schema_command_is_not_sent_to_arcadedb(
     assert not [r for r in indexes if "QgExplainIndexProbe" in str(r.values())]
 
 
-def test_a_type_error_is_answered_with_neo4js_code(
-    proxy: ProxyThread, arcadedb_server: Any
-) -> None:
-    """ArcadeDB reports a type error as a SemanticError whose message starts "TypeError:";
-    Neo4j's code for it is Statement.TypeError, which clients catch as CypherTypeError
-    (neo4j-graphrag's enhanced schema does)."""
-    with (
-        neo4j.GraphDatabase.driver(f"bolt://{proxy.address}", auth=arcadedb_server.auth) as drv,
-        pytest.raises(neo4j.exceptions.CypherTypeError) as raised,
-    ):
-        drv.execute_query("RETURN toString([1, 2]) AS s")
-    assert raised.value.code == "Neo.ClientError.Statement.TypeError"
-    assert "toString" in str(raised.value.message)
-
-
 def test_a_discovery_account_discovers_at_start(
     arcadedb_server: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
