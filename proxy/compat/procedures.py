@@ -256,12 +256,13 @@ def _apoc_indexes(cat: SchemaCatalog, entity: str) -> list[Row]:
         if index.get("entityType") != entity or index.get("type") == "LOOKUP":
             continue
         names = list(index.get("labelsOrTypes") or [])
+        owner = names[0] if len(names) == 1 else names  # a list for a multi-label index
         properties = list(index.get("properties") or [])
         kind = str(index.get("type") or "RANGE")
-        on = f":{names[0] if len(names) == 1 else names}({', '.join(properties)})"
+        on = f":{owner}({', '.join(properties)})"
         rows.append({
-            "name": index.get("name"), "label": names[0] if len(names) == 1 else names,
-            "type": kind if entity == "NODE" else (names[0] if len(names) == 1 else names),
+            "name": index.get("name"), "label": owner,
+            "type": kind if entity == "NODE" else owner,
             "properties": properties, "status": str(index.get("state") or "ONLINE"),
             "failure": "NO FAILURE", "populationProgress": 100.0, "size": 0,
             "valuesSelectivity": 0.0, "userDescription": f"INDEX ON {on}",
