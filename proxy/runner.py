@@ -66,8 +66,9 @@ class ProxyThread:
         self.stop()
 
 
-def serve(config: Config) -> int:
-    """Run until SIGINT / SIGTERM; returns the process exit status."""
+def serve(config: Config, console_peers: str | None = None) -> int:
+    """Run until SIGINT / SIGTERM; returns the process exit status. `console_peers`: the
+    directory where a supervisor's workers share their consoles (`query_guard.workers`)."""
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
@@ -76,16 +77,16 @@ def serve(config: Config) -> int:
     try:  # libuv's loop: fewer microseconds per socket event, the proxy's hot path
         import uvloop
     except ImportError:
-        return asyncio.run(_serve(config))
-    return uvloop.run(_serve(config))
+        return asyncio.run(_serve(config, console_peers))
+    return uvloop.run(_serve(config, console_peers))
 
 
-async def _serve(config: Config) -> int:
+async def _serve(config: Config, console_peers: str | None) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    server = ProxyServer(config)
+    server = ProxyServer(config, console_peers=console_peers)
     starting = asyncio.create_task(server.start())
     stopping = asyncio.create_task(stop.wait())
     try:

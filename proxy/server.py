@@ -1,8 +1,6 @@
 """`query-guard serve`: one proxy instance — backend, schema, guard, audit log and frontends.
-
 Everything is built per `ProxyServer` (plugin manager, config, caches); nothing is global, so
-tests run several servers in one process.
-"""
+tests run several servers in one process."""
 
 from __future__ import annotations
 
@@ -60,9 +58,10 @@ class ProxyServer:
     """Start with `await start()`; `bolt_port` is known afterwards; `await close()` stops all."""
 
     def __init__(
-        self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True
+        self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True,
+        console_peers: str | None = None,  # where the workers' consoles meet (`workers.py`)
     ) -> None:
-        self.config = config
+        self.config, self.console_peers = config, console_peers
         self.listen = listen  # False: build backends and guards, open no listener (MCP stdio)
         self.extra_plugins = extra_plugins
         self.embedded: Any = None  # EmbeddedFalkorDB when no backend is configured
@@ -311,7 +310,8 @@ class ProxyServer:
             # clients without credentials: the pass-through backend's own account, as on Bolt
             anonymous=passthrough and not self.config.server["users"]
             and getattr(self.backend, "auth", None) is not None,
-            console=Console(self.feed, self.experience) if self.feed is not None else None,
+            console=None if self.feed is None
+            else Console(self.feed, self.experience, peers=self.console_peers),
         )  # fmt: skip
         await self.http.start(reuse_port=self.config.server["workers"] != 1)
         http_front = self.http

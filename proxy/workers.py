@@ -8,6 +8,9 @@ the schema catalog (each refreshes it on its own TTL) and the `[server]` caps on
 and transactions (a client may hold N times the per-client cap in total). Shared: the backend,
 the embedded database, the experience library (one SQLite file in WAL mode, or PostgreSQL).
 
+Each worker's operator console (`/ui`) shows the queries of all workers: they meet in a
+private directory the supervisor makes (`query_guard.console.peers`).
+
 Signals to the supervisor: SIGTERM / SIGINT stop every worker (each closes its connections
 between transactions, DRAIN_SECONDS) and then the embedded database; SIGHUP re-reads the
 configuration file and replaces the workers one by one — the new one listens before the old
@@ -20,8 +23,10 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
@@ -72,6 +77,7 @@ class Supervisor:
         self.started: dict[int, float] = {}  # pid -> when it was forked
         self.quick_deaths = 0
         self._context = multiprocessing.get_context("fork")
+        self.console_peers: str | None = None  # where the workers' consoles meet (mode 0700)
 
     def run(self) -> int:
         from query_guard.server import check_exposure
@@ -82,6 +88,7 @@ class Supervisor:
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_reload)
         self.config = self._shared_backend(self.config)
+        self.console_peers = tempfile.mkdtemp(prefix="query-guard-console-")
         try:
             self.workers = [
                 self._fork(self.config, i == 0) for i in range(worker_count(self.config))
@@ -97,6 +104,7 @@ class Supervisor:
             self._stop_all(self.workers)
             if self.embedded is not None:
                 self.embedded.stop()
+            shutil.rmtree(self.console_peers, ignore_errors=True)
 
     # ------------------------------------------------------------------ parts
 
@@ -115,7 +123,9 @@ class Supervisor:
         return dataclasses.replace(config, backend=backend)
 
     def _fork(self, config: Config, announce: bool) -> BaseProcess:
-        process = self._context.Process(target=_worker, args=(config, announce), daemon=False)
+        process = self._context.Process(
+            target=_worker, args=(config, announce, self.console_peers), daemon=False
+        )
         process.start()
         self.started[process.pid or 0] = time.monotonic()
         return process
@@ -176,7 +186,7 @@ class Supervisor:
         self.reload = True
 
 
-def _worker(config: Config, announce: bool) -> None:
+def _worker(config: Config, announce: bool, console_peers: str | None) -> None:
     """One worker: the whole proxy, until SIGTERM; only the first says where it listens."""
     from query_guard.runner import serve
 
@@ -184,4 +194,4 @@ def _worker(config: Config, announce: bool) -> None:
         signal.signal(sig, signal.SIG_DFL)  # until `serve` installs its own handlers
     if not announce:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's own stdout
-    sys.exit(serve(config))
+    sys.exit(serve(config, console_peers))

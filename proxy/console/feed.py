@@ -141,15 +141,56 @@ class QueryFeed:
             self._verdicts[entry.action] += 1
             self._minutes.add(int(at // 60), entry.codes)
 
+    @property
+    def recent(self) -> int:
+        return self._ring.maxlen or 0
+
     def snapshot(self) -> Snapshot:
-        now_minute = int(self.clock() // 60)
+        return self.state().snapshot(int(self.clock() // 60))
+
+    def state(self) -> FeedState:
+        """What this feed holds, as plain data (`query_guard.console.peers` sends it between
+        workers and merges the states of all of them)."""
         with self._lock:
-            entries = tuple(reversed(self._ring))
-            codes = self._minutes.series(now_minute)
-            verdicts = dict(self._verdicts)
-            seq = self._seq
-        return Snapshot(seq, sum(verdicts.values()), verdicts, entries, top_blocked(entries),
-                        codes, self._minutes.size)  # fmt: skip
+            return FeedState(
+                self._seq, dict(self._verdicts), tuple(reversed(self._ring)),
+                {minute: dict(counts) for minute, counts in self._minutes.counts.items()},
+                self._minutes.size, self.recent,
+            )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class FeedState:
+    """A feed's contents; `merge` adds the states of several workers' feeds into one."""
+
+    seq: int
+    verdicts: Mapping[str, int]
+    entries: tuple[Entry, ...]  # newest first
+    minutes: Mapping[int, Mapping[str, int]]  # whole minute -> code -> queries that carried it
+    size: int  # minutes kept
+    recent: int  # entries kept
+
+    def snapshot(self, now_minute: int) -> Snapshot:
+        counts = _Minutes(self.size, {m: Counter(c) for m, c in self.minutes.items()})
+        return Snapshot(self.seq, sum(self.verdicts.values()), dict(self.verdicts),
+                        self.entries, top_blocked(self.entries), counts.series(now_minute),
+                        self.size)  # fmt: skip
+
+    @staticmethod
+    def merge(states: list[FeedState]) -> FeedState:
+        """One state of several feeds: the newest entries of all (as many as one keeps),
+        verdicts and per-minute codes added up, the sequence numbers summed (the console's
+        page reloads when the sum changes)."""
+        verdicts: Counter[str] = Counter()
+        minutes: dict[int, Counter[str]] = {}
+        for state in states:
+            verdicts.update(state.verdicts)
+            for minute, counts in state.minutes.items():
+                minutes.setdefault(minute, Counter()).update(counts)
+        recent = max((s.recent for s in states), default=0)
+        entries = sorted((e for s in states for e in s.entries), key=lambda e: e.at, reverse=True)
+        return FeedState(sum(s.seq for s in states), dict(verdicts), tuple(entries[:recent]),
+                         minutes, max((s.size for s in states), default=0), recent)  # fmt: skip
 
 
 def console_feed(server: Mapping[str, Any]) -> QueryFeed | None:

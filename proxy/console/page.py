@@ -20,7 +20,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from query_guard.codes import CODES
 from query_guard.console.diff import side_by_side
-from query_guard.console.feed import QueryFeed, Snapshot
+from query_guard.console.feed import FeedState, QueryFeed, Snapshot
+from query_guard.console.peers import FeedPeers
 
 HERE = Path(__file__).resolve().parent
 STATIC = {  # the files under /ui/static/ and their media types (nothing else is served)
@@ -44,14 +45,17 @@ EXAMPLES = 20  # experience examples listed
 
 class Console:
     """One per HTTP front: `feed` is the server's `QueryFeed`, `experience` its library (or
-    None); `add_routes` puts the console on an aiohttp router."""
+    None), `peers` the directory where the workers of one `serve` meet (None: one process;
+    `query_guard.console.peers`); `attach` puts the console on an aiohttp application."""
 
     def __init__(
-        self, feed: QueryFeed, experience: Any = None, clock: Callable[[], float] = time.time
+        self, feed: QueryFeed, experience: Any = None, clock: Callable[[], float] = time.time,
+        peers: str | None = None,
     ) -> None:
         self.feed = feed
         self.experience = experience
         self.clock = clock
+        self.peers = FeedPeers(peers, feed) if peers else None
         self.templates = Environment(
             loader=FileSystemLoader(HERE / "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -60,7 +64,11 @@ class Console:
         self.templates.filters.update(clock=_clock, meaning=_meaning, bars=bars)
         self.templates.globals["side_by_side"] = side_by_side
 
-    def add_routes(self, router: web.UrlDispatcher) -> None:
+    def attach(self, app: web.Application) -> None:
+        if self.peers is not None:
+            app.on_startup.append(lambda _app: self.peers.start())  # type: ignore[union-attr]
+            app.on_cleanup.append(lambda _app: self.peers.close())  # type: ignore[union-attr]
+        router = app.router
         router.add_get("/ui", self.page)
         router.add_get("/ui/", self.page)
         router.add_get("/ui/state.json", self.state)
@@ -74,7 +82,8 @@ class Console:
         return self._html("panels.html", await self._view())
 
     async def state(self, request: web.Request) -> web.Response:
-        response = web.json_response({"seq": self.feed.seq, "minute": int(self.clock() // 60)})
+        seq = (await self._state()).seq if self.peers is not None else self.feed.seq
+        response = web.json_response({"seq": seq, "minute": int(self.clock() // 60)})
         response.headers.update(HEADERS)
         return response
 
@@ -89,12 +98,15 @@ class Console:
         return response
 
     async def _view(self) -> dict[str, Any]:
-        snapshot: Snapshot = self.feed.snapshot()
+        snapshot: Snapshot = (await self._state()).snapshot(int(self.feed.clock() // 60))
         experience = None
         if self.experience is not None:
             examples = await self.experience.listing(EXAMPLES)
             experience = {"size": self.experience.size, "examples": examples}
         return {"s": snapshot, "experience": experience, "minute": int(self.clock() // 60)}
+
+    async def _state(self) -> FeedState:
+        return await self.peers.state() if self.peers is not None else self.feed.state()
 
     def _html(self, template: str, view: dict[str, Any]) -> web.Response:
         text = self.templates.get_template(template).render(view)

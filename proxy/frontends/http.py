@@ -126,7 +126,7 @@ class HttpFrontend:
         )  # fmt: skip
         self.transactions.routes(r)
         if console is not None:  # the operator console at /ui (`query_guard.console.page`)
-            console.add_routes(r)
+            console.attach(app)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
             from query_guard.frontends.mcp_sdk import http_app  # the SDK loads only with MCP

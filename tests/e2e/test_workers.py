@@ -5,9 +5,13 @@ started once and shared."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import neo4j
@@ -127,3 +131,45 @@ def test_worker_settings_that_cannot_work_are_refused(
     config.write_text("\n".join(lines) + "\n", "utf-8")
     assert main(["serve", "--config", str(config)]) == 2
     assert problem in capsys.readouterr().err
+
+
+def test_every_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
+    """Twelve queries on twelve new HTTP connections spread over both workers; whichever worker
+    answers a console request, it lists all twelve (each worker alone holds about half)."""
+    bolt, http = free_port(), free_port()
+    server = {"bolt": f"127.0.0.1:{bolt}", "http": f"127.0.0.1:{http}", "workers": 2}
+    serve = ServeProcess(tmp_path, server=server)
+    base = f"http://127.0.0.1:{http}"
+    try:
+        assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
+        assert wait_for(lambda: _get(f"{base}/ready")[0] == 200), serve.stderr()
+        asked = [f"RETURN {n} AS query_{n:02d}_of_12" for n in range(12)]
+        for statement in asked:  # urllib opens a new connection per request
+            body = json.dumps({"statement": statement}).encode()
+            request = urllib.request.Request(f"{base}/db/neo4j/query/v2", body,
+                                             {"Content-Type": "application/json"})  # fmt: skip
+            with urllib.request.urlopen(request, timeout=30) as response:
+                assert response.status in (200, 202)
+        for _ in range(6):
+            status, page = _get(f"{base}/ui/panels")
+            assert status == 200
+            assert [s for s in asked if s.split(" AS ")[1] not in page] == []
+            assert json.loads(_get(f"{base}/ui/state.json")[1])["seq"] == len(asked)
+        pids = {str(pid) for pid in workers_of(serve)}
+        meeting = {p.parent for p in Path(tempfile.gettempdir()).glob("query-guard-console-*/*")
+                   if p.stem in pids}  # fmt: skip
+        assert len(meeting) == 1  # the supervisor's private directory
+        assert next(iter(meeting)).stat().st_mode & 0o777 == 0o700
+    finally:
+        assert serve.stop() == 0, serve.stderr()
+    assert not next(iter(meeting)).exists()  # removed when serve stops
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+    except OSError:
+        return 0, ""

@@ -1,0 +1,90 @@
+"""The console across workers (`query_guard.console.peers`): a feed's state survives the trip
+between workers unchanged, merged states show the newest queries of all workers with their
+counts added up, and a worker's console over real Unix sockets shows the queries of the others
+— leaving out, and cleaning up after, a worker that is gone."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from query_guard.console.feed import Attempt, Entry, FeedState, QueryFeed
+from query_guard.console.page import Console
+from query_guard.console.peers import FeedPeers, decode, encode
+from tests.unit.test_console_feed import Clock, record
+
+texts = st.text(max_size=30)
+maybe = st.none() | texts
+attempts = st.builds(Attempt, query=texts, source=texts, code=maybe, outcome=texts,
+                     rows=st.integers(0, 10**6), error=maybe,
+                     ms=st.floats(0, 1e6, allow_nan=False))  # fmt: skip
+entries = st.builds(
+    Entry, seq=st.integers(0, 10**9), at=st.floats(0, 4e9, allow_nan=False), id=texts,
+    front=texts, client=texts, user=maybe, language=texts, database=maybe, question=maybe,
+    query=texts, forwarded=maybe, action=texts, codes=st.lists(texts, max_size=3).map(tuple),
+    error=maybe, guard_ms=st.none() | st.integers(0, 10**6),
+    backend_ms=st.none() | st.integers(0, 10**6),
+    attempts=st.lists(attempts, max_size=2).map(tuple), repaired=st.booleans(),
+)  # fmt: skip
+states = st.builds(
+    FeedState, seq=st.integers(0, 10**9),
+    verdicts=st.dictionaries(texts, st.integers(0, 10**6), max_size=4),
+    entries=st.lists(entries, max_size=4).map(tuple),
+    minutes=st.dictionaries(st.integers(0, 10**8),
+                            st.dictionaries(texts, st.integers(1, 100), max_size=3), max_size=3),
+    size=st.integers(1, 120), recent=st.integers(1, 500),
+)  # fmt: skip
+
+
+@given(states)
+def test_a_state_crosses_between_workers_unchanged(state: FeedState) -> None:
+    assert decode(encode(state)) == state
+
+
+def test_merged_states_keep_the_newest_entries_and_add_the_counts() -> None:
+    clock = Clock()
+    one, two = QueryFeed(recent=3, minutes=5, clock=clock), QueryFeed(3, 5, clock)
+    for n in range(4):
+        clock.now += 1
+        (one if n % 2 else two)(record(f"RETURN {n}", codes=["LIM.INJECTED"]))
+    clock.now += 1
+    one(record("MATCH (n) DETACH DELETE n", "block", codes=["SEC.WRITE"]))
+    snap = FeedState.merge([one.state(), two.state()]).snapshot(int(clock.now // 60))
+    assert [e.query for e in snap.entries] == ["MATCH (n) DETACH DELETE n", "RETURN 3",
+                                               "RETURN 2"]  # the ring's size, newest first
+    assert snap.total == 5 and snap.seq == 5
+    assert snap.verdicts == {"allow": 4, "block": 1}
+    assert {c.code: c.total for c in snap.codes} == {"LIM.INJECTED": 4, "SEC.WRITE": 1}
+    assert [b.query for b in snap.blocked] == ["MATCH (n) DETACH DELETE n"]
+
+
+def test_each_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
+    async def go() -> None:
+        feeds = [QueryFeed(), QueryFeed()]
+        peers = [FeedPeers(tmp_path, feed) for feed in feeds]
+        peers[1].path = tmp_path / "other.sock"  # one process plays both workers
+        for peer in peers:
+            await peer.start()
+        dead = tmp_path / "gone.sock"  # a socket whose worker has stopped
+        with socket.socket(socket.AF_UNIX) as left:
+            left.bind(str(dead))
+        feeds[0](record("RETURN 'first worker'"))
+        feeds[1](record("RETURN 'second worker'"))
+        for mine in peers:
+            seen = {e.query for e in (await mine.state()).entries}
+            assert seen == {"RETURN 'first worker'", "RETURN 'second worker'"}
+        assert not dead.exists()
+        console = Console(feeds[0], peers=str(tmp_path))
+        console.peers = peers[0]
+        page = console.templates.get_template("panels.html").render(await console._view())
+        assert "second worker" in page
+        await peers[1].close()  # a worker stops: its socket goes, the others go on
+        assert not (tmp_path / "other.sock").exists()
+        assert [e.query for e in (await peers[0].state()).entries] == ["RETURN 'first worker'"]
+        await peers[0].close()
+
+    asyncio.run(go())
