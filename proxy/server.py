@@ -59,7 +59,7 @@ class ProxyServer:
 
     def __init__(
         self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True,
-        console_peers: str | None = None,  # where the workers' consoles meet (`workers.py`)
+        console_peers: str | None = None,  # where the workers meet (`run/peers.py`)
     ) -> None:
         self.config, self.console_peers = config, console_peers
         self.listen = listen  # False: build backends and guards, open no listener (MCP stdio)
@@ -310,8 +310,8 @@ class ProxyServer:
             # clients without credentials: the pass-through backend's own account, as on Bolt
             anonymous=passthrough and not self.config.server["users"]
             and getattr(self.backend, "auth", None) is not None,
-            console=None if self.feed is None
-            else Console(self.feed, self.experience, peers=self.console_peers),
+            console=None if self.feed is None else Console(self.feed, self.experience),
+            peers=self.console_peers,
         )  # fmt: skip
         await self.http.start(reuse_port=self.config.server["workers"] != 1)
         http_front = self.http

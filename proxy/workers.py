@@ -8,8 +8,8 @@ the schema catalog (each refreshes it on its own TTL) and the `[server]` caps on
 and transactions (a client may hold N times the per-client cap in total). Shared: the backend,
 the embedded database, the experience library (one SQLite file in WAL mode, or PostgreSQL).
 
-Each worker's operator console (`/ui`) shows the queries of all workers: they meet in a
-private directory the supervisor makes (`query_guard.console.peers`).
+Each worker's operator console (`/ui`) and `/metrics` show all workers: they meet in a private
+directory the supervisor makes (`query_guard.run.peers`).
 
 Signals to the supervisor: SIGTERM / SIGINT stop every worker (each closes its connections
 between transactions, DRAIN_SECONDS) and then the embedded database; SIGHUP re-reads the
@@ -77,7 +77,7 @@ class Supervisor:
         self.started: dict[int, float] = {}  # pid -> when it was forked
         self.quick_deaths = 0
         self._context = multiprocessing.get_context("fork")
-        self.console_peers: str | None = None  # where the workers' consoles meet (mode 0700)
+        self.console_peers: str | None = None  # where the workers meet (mode 0700)
 
     def run(self) -> int:
         from query_guard.server import check_exposure

@@ -21,7 +21,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from query_guard.codes import CODES
 from query_guard.console.diff import side_by_side
 from query_guard.console.feed import FeedState, QueryFeed, Snapshot
-from query_guard.console.peers import FeedPeers
+from query_guard.console.peers import QUESTION, all_states, encode
+from query_guard.run.peers import Peers
 
 HERE = Path(__file__).resolve().parent
 STATIC = {  # the files under /ui/static/ and their media types (nothing else is served)
@@ -45,17 +46,16 @@ EXAMPLES = 20  # experience examples listed
 
 class Console:
     """One per HTTP front: `feed` is the server's `QueryFeed`, `experience` its library (or
-    None), `peers` the directory where the workers of one `serve` meet (None: one process;
-    `query_guard.console.peers`); `attach` puts the console on an aiohttp application."""
+    None); `attach` puts the console on an aiohttp application, with the other workers of
+    one `serve` as `peers` (None: one process; `query_guard.console.peers`)."""
 
     def __init__(
-        self, feed: QueryFeed, experience: Any = None, clock: Callable[[], float] = time.time,
-        peers: str | None = None,
+        self, feed: QueryFeed, experience: Any = None, clock: Callable[[], float] = time.time
     ) -> None:
         self.feed = feed
         self.experience = experience
         self.clock = clock
-        self.peers = FeedPeers(peers, feed) if peers else None
+        self.peers: Peers | None = None
         self.templates = Environment(
             loader=FileSystemLoader(HERE / "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -64,10 +64,10 @@ class Console:
         self.templates.filters.update(clock=_clock, meaning=_meaning, bars=bars)
         self.templates.globals["side_by_side"] = side_by_side
 
-    def attach(self, app: web.Application) -> None:
-        if self.peers is not None:
-            app.on_startup.append(lambda _app: self.peers.start())  # type: ignore[union-attr]
-            app.on_cleanup.append(lambda _app: self.peers.close())  # type: ignore[union-attr]
+    def attach(self, app: web.Application, peers: Peers | None = None) -> None:
+        self.peers = peers
+        if peers is not None:
+            peers.provide(QUESTION, lambda: encode(self.feed.state()))
         router = app.router
         router.add_get("/ui", self.page)
         router.add_get("/ui/", self.page)
@@ -106,7 +106,9 @@ class Console:
         return {"s": snapshot, "experience": experience, "minute": int(self.clock() // 60)}
 
     async def _state(self) -> FeedState:
-        return await self.peers.state() if self.peers is not None else self.feed.state()
+        if self.peers is None:
+            return self.feed.state()
+        return await all_states(self.peers, self.feed)
 
     def _html(self, template: str, view: dict[str, Any]) -> web.Response:
         text = self.templates.get_template(template).render(view)

@@ -54,7 +54,8 @@ from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
 from query_guard.frontends.http_tx import HttpTransactions
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.openapi import ACCESS_MODES
-from query_guard.run.metrics import CONTENT_TYPE, Metrics, open_connections
+from query_guard.run.metrics import CONTENT_TYPE, Metrics, of_workers, open_connections
+from query_guard.run.peers import Peers
 from query_guard.run.service import QueryResult, QueryService
 from query_guard.schema.grounding_context import reciprocity_notes, schema_text
 from query_guard.schema.samples import MAX_SAMPLES, sample_values, samples_text
@@ -88,6 +89,7 @@ class HttpFrontend:
         bearer: bool = False,
         anonymous: bool = False,
         console: Any = None,
+        peers: str | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: https:// only
@@ -107,6 +109,13 @@ class HttpFrontend:
             auth = HttpAuth(authenticate, bearer=bearer, anonymous=anonymous)
             middlewares.append(auth.middleware)
         app = web.Application(client_max_size=max_body, middlewares=middlewares)
+        # the other workers of one `serve` (`[server] workers`): /ui and /metrics show them all
+        self.peers = Peers(peers) if peers else None
+        if self.peers is not None:
+            if metrics is not None:
+                self.peers.provide("metrics", metrics.render)
+            app.on_startup.append(lambda _app: self.peers.start())  # type: ignore[union-attr]
+            app.on_cleanup.append(lambda _app: self.peers.close())  # type: ignore[union-attr]
         r = app.router
         r.add_get("/health", self._health)
         r.add_get("/ready", self._readiness)
@@ -126,7 +135,7 @@ class HttpFrontend:
         )  # fmt: skip
         self.transactions.routes(r)
         if console is not None:  # the operator console at /ui (`query_guard.console.page`)
-            console.attach(app)
+            console.attach(app, self.peers)
         if mcp is not None:
             # registered last: the MCP app answers /mcp, every other path stays ours
             from query_guard.frontends.mcp_sdk import http_app  # the SDK loads only with MCP
@@ -178,7 +187,10 @@ class HttpFrontend:
     async def _metrics(self, request: web.Request) -> web.Response:
         if self.metrics is None:
             raise web.HTTPNotFound()
-        response = web.Response(body=self.metrics.render())
+        body = self.metrics.render()
+        if self.peers is not None:
+            body = of_workers([(self.peers.name, body), *await self.peers.ask("metrics")])
+        response = web.Response(body=body)
         response.headers["Content-Type"] = CONTENT_TYPE
         return response
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
@@ -125,3 +127,28 @@ def fan_out(*hooks: Callable[[Mapping[str, Any]], None] | None) -> Callable[...,
             hook(event)
 
     return call
+
+
+def of_workers(renders: list[tuple[str, bytes]]) -> bytes:
+    """The metrics of several workers of one `serve` (`[server] workers = N`; each one's
+    `render()` with its name) as one exposition, every sample labelled with its `worker`: each
+    worker's counters stay monotonic, and `sum without (worker)` adds them up."""
+    families: dict[str, Metric] = {}
+    for worker, text in renders:
+        for family in text_string_to_metric_families(text.decode()):
+            into = families.setdefault(
+                family.name, Metric(family.name, family.documentation, family.type)
+            )
+            into.samples += [s._replace(labels={**s.labels, "worker": worker})
+                             for s in family.samples]  # fmt: skip
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(list(families.values())))
+    return generate_latest(registry)
+
+
+class _Families:
+    def __init__(self, families: list[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> list[Metric]:
+        return self.families

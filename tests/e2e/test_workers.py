@@ -16,6 +16,7 @@ from pathlib import Path
 
 import neo4j
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from query_guard.backends.embedded import free_port
 from query_guard.cli.main import main
@@ -133,9 +134,10 @@ def test_worker_settings_that_cannot_work_are_refused(
     assert problem in capsys.readouterr().err
 
 
-def test_every_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
-    """Twelve queries on twelve new HTTP connections spread over both workers; whichever worker
-    answers a console request, it lists all twelve (each worker alone holds about half)."""
+def test_every_workers_console_and_metrics_show_the_queries_of_all(tmp_path: Path) -> None:
+    """Queries on new HTTP connections until both workers have answered some (at least 12);
+    whichever worker answers a console request then lists all of them (each worker alone
+    holds only its own), and /metrics counts them all, per worker."""
     bolt, http = free_port(), free_port()
     server = {"bolt": f"127.0.0.1:{bolt}", "http": f"127.0.0.1:{http}", "workers": 2}
     serve = ServeProcess(tmp_path, server=server)
@@ -143,19 +145,24 @@ def test_every_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
     try:
         assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
         assert wait_for(lambda: _get(f"{base}/ready")[0] == 200), serve.stderr()
-        asked = [f"RETURN {n} AS query_{n:02d}_of_12" for n in range(12)]
-        for statement in asked:  # urllib opens a new connection per request
-            body = json.dumps({"statement": statement}).encode()
+        asked: list[str] = []
+        while len(asked) < 12 or len(_queries_per_worker(base)) < 2:
+            assert len(asked) < 200, _queries_per_worker(base)  # the kernel spreads them
+            asked.append(f"RETURN {len(asked)} AS query_{len(asked):03d}_asked")
+            body = json.dumps({"statement": asked[-1]}).encode()
             request = urllib.request.Request(f"{base}/db/neo4j/query/v2", body,
                                              {"Content-Type": "application/json"})  # fmt: skip
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30) as response:  # a new connection
                 assert response.status in (200, 202)
         for _ in range(6):
             status, page = _get(f"{base}/ui/panels")
             assert status == 200
             assert [s for s in asked if s.split(" AS ")[1] not in page] == []
             assert json.loads(_get(f"{base}/ui/state.json")[1])["seq"] == len(asked)
+            queries = _queries_per_worker(base)
+            assert len(queries) == 2 and sum(queries.values()) == len(asked), queries
         pids = {str(pid) for pid in workers_of(serve)}
+        assert set(queries) == pids
         meeting = {p.parent for p in Path(tempfile.gettempdir()).glob("query-guard-console-*/*")
                    if p.stem in pids}  # fmt: skip
         assert len(meeting) == 1  # the supervisor's private directory
@@ -163,6 +170,13 @@ def test_every_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
     finally:
         assert serve.stop() == 0, serve.stderr()
     assert not next(iter(meeting)).exists()  # removed when serve stops
+
+
+def _queries_per_worker(base: str) -> dict[str, float]:
+    """`query_guard_queries_total` of each worker, from whichever worker answers /metrics."""
+    return {s.labels["worker"]: s.value
+            for f in text_string_to_metric_families(_get(f"{base}/metrics")[1])
+            for s in f.samples if s.name == "query_guard_queries_total"}  # fmt: skip
 
 
 def _get(url: str) -> tuple[int, str]:

@@ -1,7 +1,8 @@
-"""The console across workers (`query_guard.console.peers`): a feed's state survives the trip
-between workers unchanged, merged states show the newest queries of all workers with their
-counts added up, and a worker's console over real Unix sockets shows the queries of the others
-— leaving out, and cleaning up after, a worker that is gone."""
+"""What the workers of one `serve` share (`query_guard.run.peers`): a console feed's state
+survives the trip between workers unchanged, merged states show the newest queries of all
+workers with their counts added up, a worker's console over real Unix sockets shows the queries
+of the others — leaving out, and cleaning up after, a worker that is gone — and the workers'
+metrics come out as one exposition labelled by worker."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
 
 from query_guard.console.feed import Attempt, Entry, FeedState, QueryFeed
 from query_guard.console.page import Console
-from query_guard.console.peers import FeedPeers, decode, encode
+from query_guard.console.peers import QUESTION, all_states, decode, encode
+from query_guard.run.metrics import Metrics, of_workers
+from query_guard.run.peers import Peers
 from tests.unit.test_console_feed import Clock, record
 
 texts = st.text(max_size=30)
@@ -65,26 +69,45 @@ def test_merged_states_keep_the_newest_entries_and_add_the_counts() -> None:
 def test_each_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
     async def go() -> None:
         feeds = [QueryFeed(), QueryFeed()]
-        peers = [FeedPeers(tmp_path, feed) for feed in feeds]
-        peers[1].path = tmp_path / "other.sock"  # one process plays both workers
-        for peer in peers:
+        peers = [Peers(tmp_path, "one"), Peers(tmp_path, "two")]  # one process plays both
+        for peer, feed in zip(peers, feeds, strict=True):
+            peer.provide(QUESTION, lambda feed=feed: encode(feed.state()))
             await peer.start()
         dead = tmp_path / "gone.sock"  # a socket whose worker has stopped
         with socket.socket(socket.AF_UNIX) as left:
             left.bind(str(dead))
         feeds[0](record("RETURN 'first worker'"))
         feeds[1](record("RETURN 'second worker'"))
-        for mine in peers:
-            seen = {e.query for e in (await mine.state()).entries}
+        for peer, feed in zip(peers, feeds, strict=True):
+            seen = {e.query for e in (await all_states(peer, feed)).entries}
             assert seen == {"RETURN 'first worker'", "RETURN 'second worker'"}
         assert not dead.exists()
-        console = Console(feeds[0], peers=str(tmp_path))
+        assert await peers[0].ask("no such question") == [("two", b"")]
+        console = Console(feeds[0])
         console.peers = peers[0]
         page = console.templates.get_template("panels.html").render(await console._view())
         assert "second worker" in page
         await peers[1].close()  # a worker stops: its socket goes, the others go on
-        assert not (tmp_path / "other.sock").exists()
-        assert [e.query for e in (await peers[0].state()).entries] == ["RETURN 'first worker'"]
+        assert not (tmp_path / "two.sock").exists()
+        assert [e.query for e in (await all_states(peers[0], feeds[0])).entries] == [
+            "RETURN 'first worker'"]
         await peers[0].close()
 
     asyncio.run(go())
+
+
+def test_the_metrics_of_workers_are_labelled_by_worker() -> None:
+    one, two = Metrics(), Metrics()
+    event = {"front": "bolt", "language": "cypher", "action": "allow", "codes": ["LIM.INJECTED"]}
+    one(event)
+    two(event)
+    two({**event, "action": "block", "codes": ["SEC.WRITE"]})
+    text = of_workers([("11", one.render()), ("12", two.render())]).decode()
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for f in text_string_to_metric_families(text) for s in f.samples}  # fmt: skip
+    allow = (("front", "bolt"), ("language", "cypher"), ("verdict", "allow"))
+    assert samples[("query_guard_queries_total", (*allow, ("worker", "11")))] == 1
+    assert samples[("query_guard_queries_total", (*allow, ("worker", "12")))] == 1
+    block = (("front", "bolt"), ("language", "cypher"), ("verdict", "block"), ("worker", "12"))
+    assert samples[("query_guard_queries_total", block)] == 1
+    assert text.count("# TYPE query_guard_queries_total counter") == 1
