@@ -51,7 +51,8 @@ from query_guard.frontends.http_experience import (
 from query_guard.frontends.http_plan import validate_plan
 from query_guard.frontends.http_policy import McpBodyGuard, RequestPolicy
 from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
-from query_guard.frontends.http_tx import HttpTransactions
+from query_guard.frontends.http_tx import NOT_FOUND, HttpTransactions
+from query_guard.frontends.http_workers import forward, not_found_response, socket_of
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.openapi import ACCESS_MODES
 from query_guard.run.metrics import CONTENT_TYPE, Metrics, of_workers, open_connections
@@ -131,7 +132,8 @@ class HttpFrontend:
         r.add_post("/db/{db}/tx/commit", self._tx_commit)
         self.transactions = HttpTransactions(
             service.backend, self._run_in_tx, v2_answer, database=self._database,
-            limits=service.limits,
+            limits=service.limits, worker=self.peers.name if self.peers else "",
+            forward=self._to_worker if self.peers else None,
         )  # fmt: skip
         self.transactions.routes(r)
         if console is not None:  # the operator console at /ui (`query_guard.console.page`)
@@ -158,6 +160,9 @@ class HttpFrontend:
             reuse_port=reuse_port or None,
         )  # fmt: skip
         await site.start()
+        if self.peers is not None:  # other workers forward this one's transactions here
+            path = socket_of(self.peers.directory, self.peers.name)
+            await web.UnixSite(self._runner, str(path)).start()
         server = site._server
         if server is not None and server.sockets:  # type: ignore[attr-defined]
             self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
@@ -180,6 +185,11 @@ class HttpFrontend:
             await self._mcp_stop.wait()
 
     # ------------------------------------------------------------------ health
+
+    async def _to_worker(self, request: web.Request, worker: str) -> web.Response:
+        assert self.peers is not None
+        missing = not_found_response(NOT_FOUND, request.match_info["id"])
+        return await forward(request, socket_of(self.peers.directory, worker), missing)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})

@@ -27,6 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
+from query_guard.backend import BackendError
 from query_guard.frontends.http_answers import (
     access_read,
     bad_request,
@@ -43,6 +44,7 @@ TOO_MANY = "Neo.TransientError.Transaction.MaximumTransactionLimitReached"
 # guard + execute one statement of a body in a transaction (read: `accessMode: Read`)
 Run = Callable[[web.Request, dict[str, Any], Any, bool], Awaitable[QueryResult]]
 Respond = Callable[[web.Request, QueryResult], dict[str, Any] | web.Response]
+Forward = Callable[[web.Request, str], Awaitable[web.Response]]  # the request, the owner
 
 
 @dataclass
@@ -63,6 +65,8 @@ class HttpTransactions:
         timeout: float = 30.0,
         database: Callable[[web.Request], Any] | None = None,
         limits: Limits | None = None,
+        worker: str = "",
+        forward: Forward | None = None,
     ) -> None:
         self._backend = backend
         self._database = database  # checks `{db}` (raises the 404)
@@ -71,6 +75,8 @@ class HttpTransactions:
         self._timeout = timeout
         self._limits = limits or Limits()
         self._open: dict[str, _Open] = {}
+        # several workers (`http_workers`): ids name the worker; another's are forwarded there
+        self._worker, self._forward = worker, forward
 
     def routes(self, router: web.UrlDispatcher) -> None:
         router.add_post("/db/{db}/query/v2/tx", self._begin)
@@ -90,17 +96,21 @@ class HttpTransactions:
         client = request.remote or ""
         self._check_caps(client)
         tx = await self._backend.begin(None, None)
-        tx_id = secrets.token_hex(8)
+        tx_id = f"{self._worker}-{secrets.token_hex(8)}" if self._worker else secrets.token_hex(8)
         self._open[tx_id] = _Open(tx, _now(), read, client=client)
         self._touch(tx_id)
         return await self._run_in(request, tx_id, body)
 
     async def _statement(self, request: web.Request) -> web.Response:
+        if (elsewhere := self._elsewhere(request)) is not None:
+            return await elsewhere
         tx_id = self._known(request)
         self._touch(tx_id)
         return await self._run_in(request, tx_id, await self._body(request))
 
     async def _commit(self, request: web.Request) -> web.Response:
+        if (elsewhere := self._elsewhere(request)) is not None:
+            return await elsewhere
         tx_id = self._known(request)
         body = await self._body(request)
         payload: dict[str, Any] = {}
@@ -119,8 +129,16 @@ class HttpTransactions:
         return v2_response(request, payload)
 
     async def _rollback(self, request: web.Request) -> web.Response:
+        if (elsewhere := self._elsewhere(request)) is not None:
+            return await elsewhere
         tx_id = self._known(request)
-        await self._drop(tx_id, rollback=True)
+        entry = self._open[tx_id]
+        await self._drop(tx_id, rollback=False)
+        try:
+            await entry.tx.rollback()
+        except BackendError as exc:  # FalkorDB: what a statement changed stays; say so
+            error = {"code": exc.code, "message": exc.message}
+            return web.json_response({"errors": [error], "bookmarks": []}, status=400)
         return web.json_response({"bookmarks": []})
 
     # ------------------------------------------------------------------ helpers
@@ -165,6 +183,13 @@ class HttpTransactions:
         raise web.HTTPTooManyRequests(
             text=json.dumps({"errors": [error]}), content_type="application/json"
         )
+
+    def _elsewhere(self, request: web.Request) -> Awaitable[web.Response] | None:
+        """The answer of the worker that opened this transaction, if another one did."""
+        owner, sep, _ = request.match_info["id"].partition("-")
+        if self._forward is None or not sep or owner == self._worker:
+            return None
+        return self._forward(request, owner)
 
     def _known(self, request: web.Request) -> str:
         if self._database is not None:

@@ -187,3 +187,59 @@ def _get(url: str) -> tuple[int, str]:
         return exc.code, ""
     except OSError:
         return 0, ""
+
+
+def test_a_query_api_transaction_answers_from_any_worker(tmp_path: Path) -> None:
+    """Transactions opened until both workers own one; each one's statements, each on a new
+    connection (so half of them reach the other worker), run in that transaction — none is
+    "not found" — and so do its rollback and commit; afterwards it is unknown everywhere."""
+    bolt, http = free_port(), free_port()
+    server = {"bolt": f"127.0.0.1:{bolt}", "http": f"127.0.0.1:{http}", "workers": 2}
+    serve = ServeProcess(tmp_path, server=server, read_only=False)
+    base = f"http://127.0.0.1:{http}/db/neo4j/query/v2"
+    try:
+        assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
+        assert wait_for(lambda: _get(f"http://127.0.0.1:{http}/ready")[0] == 200)
+        opened: dict[str, str] = {}  # worker -> transaction id
+        for _ in range(200):
+            status, answer = _post(f"{base}/tx", {})
+            assert status in (200, 202), answer
+            tx = answer["transaction"]["id"]
+            if tx.partition("-")[0] in opened:
+                assert _post(f"{base}/tx/{tx}", {}, "DELETE")[0] == 200  # nothing written
+            opened.setdefault(tx.partition("-")[0], tx)
+            if len(opened) == 2:
+                break
+        assert set(opened) == {str(pid) for pid in workers_of(serve)}
+        tx1, tx2 = sorted(opened.values())
+        count = {"statement": "MATCH (p:WorkerProbe) RETURN count(p) AS n"}
+        for n, tx in enumerate((tx1, tx2), start=1):
+            assert _post(f"{base}/tx/{tx}", {"statement": "CREATE (:WorkerProbe)"})[0] == 202
+            for _ in range(6):
+                status, answer = _post(f"{base}/tx/{tx}", count)
+                assert status == 202, answer
+                assert answer["data"]["values"] == [[n]]
+                assert answer["transaction"]["id"] == tx
+        # FalkorDB has no multi-statement transactions: a rollback after a write says the
+        # change stays, whichever worker the request reached
+        status, answer = _post(f"{base}/tx/{tx1}", {}, "DELETE")
+        assert status == 400 and answer["errors"][0]["code"].endswith("RollbackFailed"), answer
+        status, answer = _post(f"{base}/tx/{tx2}/commit", count)
+        assert status == 202 and answer["data"]["values"] == [[2]], answer
+        for tx in (tx1, tx2):
+            for _ in range(4):
+                status, answer = _post(f"{base}/tx/{tx}", {"statement": "RETURN 1"})
+                assert status == 404, answer
+                assert answer["errors"][0]["code"].endswith("TransactionNotFound")
+    finally:
+        assert serve.stop() == 0, serve.stderr()
+
+
+def _post(url: str, body: dict[str, object], method: str = "POST") -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json"}
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # a new connection each
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
