@@ -66,8 +66,8 @@ class ProxyThread:
         self.stop()
 
 
-def serve(config: Config, console_peers: str | None = None) -> int:
-    """Run until SIGINT / SIGTERM; returns the process exit status. `console_peers`: the
+def serve(config: Config, peers_dir: str | None = None) -> int:
+    """Run until SIGINT / SIGTERM; returns the process exit status. `peers_dir`: the
     directory where a supervisor's workers share their consoles (`query_guard.workers`)."""
     logging.basicConfig(
         level=logging.INFO,
@@ -77,16 +77,16 @@ def serve(config: Config, console_peers: str | None = None) -> int:
     try:  # libuv's loop: fewer microseconds per socket event, the proxy's hot path
         import uvloop
     except ImportError:
-        return asyncio.run(_serve(config, console_peers))
-    return uvloop.run(_serve(config, console_peers))
+        return asyncio.run(_serve(config, peers_dir))
+    return uvloop.run(_serve(config, peers_dir))
 
 
-async def _serve(config: Config, console_peers: str | None) -> int:
+async def _serve(config: Config, peers_dir: str | None = None) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    server = ProxyServer(config, console_peers=console_peers)
+    server = ProxyServer(config, peers_dir=peers_dir)
     starting = asyncio.create_task(server.start())
     stopping = asyncio.create_task(stop.wait())
     try:

@@ -12,11 +12,11 @@ from typing import Any
 from query_guard.backend import BackendError
 from query_guard.backends.factory import make_backend, make_sql_backend
 from query_guard.build import build_guard
-from query_guard.config.auth import is_loopback, logon_check, printable_url
+from query_guard.config.auth import logon_check, printable_url
+from query_guard.config.listen import check_exposure, split_address
 from query_guard.config.load import Config
 from query_guard.config.tls import listener_tls
 from query_guard.console.feed import QueryFeed, console_feed
-from query_guard.errors import ConfigError
 from query_guard.experience.library import open_experience
 from query_guard.guard.pipeline import Guard
 from query_guard.guard.plan import PlanRules
@@ -29,6 +29,7 @@ from query_guard.run.guard_pool import GuardPool
 from query_guard.run.guards import LanguageGuard
 from query_guard.run.limits import Limits
 from query_guard.run.metrics import Metrics, fan_out
+from query_guard.run.peers import Peers
 from query_guard.run.runner import Route, Runner, Unserved
 from query_guard.run.service import sql_route
 from query_guard.run.sql_service import SqlService
@@ -36,13 +37,6 @@ from query_guard.schema.catalog import SchemaCatalog
 from query_guard.schema.source import SchemaSource
 
 log = logging.getLogger(__name__)
-
-
-def split_address(value: str, key: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ConfigError(key, f"must look like 'host:port', got {value!r}")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def cypher_guard(
@@ -59,9 +53,9 @@ class ProxyServer:
 
     def __init__(
         self, config: Config, *, extra_plugins: tuple[object, ...] = (), listen: bool = True,
-        console_peers: str | None = None,  # where the workers meet (`run/peers.py`)
+        peers_dir: str | None = None,  # where the workers meet (`run/peers.py`)
     ) -> None:
-        self.config, self.console_peers = config, console_peers
+        self.config, self.peers_dir = config, peers_dir
         self.listen = listen  # False: build backends and guards, open no listener (MCP stdio)
         self.extra_plugins = extra_plugins
         self.embedded: Any = None  # EmbeddedFalkorDB when no backend is configured
@@ -79,6 +73,7 @@ class ProxyServer:
         self.runner: Runner = None  # type: ignore[assignment]  # the request path, at start
         self.experience: Any = None  # the experience library (`[experience] enabled`)
         self.feed: QueryFeed | None = None  # recent queries for the console (`/ui`)
+        self.peers: Peers | None = None  # the other workers of one `serve` (`run/peers.py`)
         self.on_query: Callable[..., None] = self.metrics
 
     @property
@@ -109,6 +104,9 @@ class ProxyServer:
                 str(self.config.audit["path"]),
                 include_parameters=bool(self.config.audit["include_parameters"]),
             )
+            if self.peers_dir:  # first: a write through another worker is news from now on
+                self.peers = Peers(self.peers_dir)
+                await self.peers.start()
             self.feed = console_feed(self.config.server)
             self.on_query = fan_out(self.audit, self.metrics, self.feed)
             self.backend = await self._start_backend()
@@ -124,6 +122,8 @@ class ProxyServer:
                 self.config.limits,
             ), RepairSettings.from_config(self.config.repair))  # started on first use  # fmt: skip
             self.source.start(self.guard, self._found_schema)
+            if self.peers is not None:
+                self.source.share(self.peers)  # a write here makes every worker's schema stale
             log.info("schema: %s", self.schema_source)
             await self._start_frontends()
         except BaseException:
@@ -135,6 +135,8 @@ class ProxyServer:
         its timeout), stop listening, then the backend, then the embedded database (each step
         runs even when an earlier one fails)."""
         try:
+            if self.peers is not None:
+                await self.peers.close()
             if self.sql is not None:
                 sql, self.sql = self.sql, None
                 try:
@@ -311,7 +313,7 @@ class ProxyServer:
             anonymous=passthrough and not self.config.server["users"]
             and getattr(self.backend, "auth", None) is not None,
             console=None if self.feed is None else Console(self.feed, self.experience),
-            peers=self.console_peers,
+            peers=self.peers,
         )  # fmt: skip
         await self.http.start(reuse_port=self.config.server["workers"] != 1)
         http_front = self.http
@@ -371,28 +373,3 @@ class ProxyServer:
         if not getattr(self.backend, "passthrough", False):
             return None
         return getattr(self.backend, "authenticate", None)
-
-
-def check_exposure(config: Config) -> None:
-    """An embedded database has no accounts of its own, so a listener serving it beyond this
-    machine must check who connects: with `[server] users` (Bolt logon, Gremlin SASL, HTTP
-    Basic) or mTLS (`[server] tls_client_ca`). Raises `ConfigError`."""
-    server, backend = config.server, config.backend
-    mtls = bool(server["tls_client_ca"])
-    listeners = (
-        ("bolt", not backend["cypher"], bool(server["users"]) or mtls),
-        ("http", not backend["cypher"] or not backend["gremlin"], bool(server["users"]) or mtls),
-        ("gremlin", not backend["gremlin"], bool(server["users"]) or mtls),
-    )
-    for key, embedded, checked in listeners:
-        address = str(server[key])
-        if not address or not embedded or checked:
-            continue
-        host, _ = split_address(address, f"server.{key}")
-        if not is_loopback(host):
-            fix = "set [server] users (query-guard hash-password) or "
-            raise ConfigError(
-                f"server.{key}",
-                f"the embedded database would be served on {host} to anyone: {fix}require "
-                "client certificates (tls_client_ca), or listen on a loopback address",
-            )

@@ -4,8 +4,9 @@ The supervisor (the `query-guard serve` process) checks the configuration, start
 database once when no backend is configured, and forks N workers. Each worker is a whole
 proxy (`runner.serve`) whose listeners bind with SO_REUSEPORT, so the kernel spreads new
 connections over them; all of them forward to the one backend. Per worker: the verdict cache,
-the schema catalog (each refreshes it on its own TTL) and the `[server]` caps on connections
-and transactions (a client may hold N times the per-client cap in total). Shared: the backend,
+the schema catalog (each refreshes it on its own TTL; a write through one makes all stale) and
+the `[server]` caps on connections and transactions (a client may hold N times the per-client
+cap in total). Shared: the backend,
 the embedded database, the experience library (one SQLite file in WAL mode, or PostgreSQL).
 
 Each worker's operator console (`/ui`) and `/metrics` show all workers: they meet in a private
@@ -77,10 +78,10 @@ class Supervisor:
         self.started: dict[int, float] = {}  # pid -> when it was forked
         self.quick_deaths = 0
         self._context = multiprocessing.get_context("fork")
-        self.console_peers: str | None = None  # where the workers meet (mode 0700)
+        self.peers_dir: str | None = None  # where the workers meet (mode 0700)
 
     def run(self) -> int:
-        from query_guard.server import check_exposure
+        from query_guard.config.listen import check_exposure
 
         check_exposure(self.config)
         check_workers(self.config)
@@ -88,7 +89,7 @@ class Supervisor:
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_reload)
         self.config = self._shared_backend(self.config)
-        self.console_peers = tempfile.mkdtemp(prefix="query-guard-console-")
+        self.peers_dir = tempfile.mkdtemp(prefix="query-guard-workers-")
         try:
             self.workers = [
                 self._fork(self.config, i == 0) for i in range(worker_count(self.config))
@@ -104,7 +105,7 @@ class Supervisor:
             self._stop_all(self.workers)
             if self.embedded is not None:
                 self.embedded.stop()
-            shutil.rmtree(self.console_peers, ignore_errors=True)
+            shutil.rmtree(self.peers_dir, ignore_errors=True)
 
     # ------------------------------------------------------------------ parts
 
@@ -124,7 +125,7 @@ class Supervisor:
 
     def _fork(self, config: Config, announce: bool) -> BaseProcess:
         process = self._context.Process(
-            target=_worker, args=(config, announce, self.console_peers), daemon=False
+            target=_worker, args=(config, announce, self.peers_dir), daemon=False
         )
         process.start()
         self.started[process.pid or 0] = time.monotonic()
@@ -186,7 +187,7 @@ class Supervisor:
         self.reload = True
 
 
-def _worker(config: Config, announce: bool, console_peers: str | None) -> None:
+def _worker(config: Config, announce: bool, peers_dir: str | None) -> None:
     """One worker: the whole proxy, until SIGTERM; only the first says where it listens."""
     from query_guard.runner import serve
 
@@ -194,4 +195,4 @@ def _worker(config: Config, announce: bool, console_peers: str | None) -> None:
         signal.signal(sig, signal.SIG_DFL)  # until `serve` installs its own handlers
     if not announce:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's own stdout
-    sys.exit(serve(config, console_peers))
+    sys.exit(serve(config, peers_dir))

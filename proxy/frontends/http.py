@@ -90,7 +90,7 @@ class HttpFrontend:
         bearer: bool = False,
         anonymous: bool = False,
         console: Any = None,
-        peers: str | None = None,
+        peers: Peers | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.ssl_context = ssl_context  # set: https:// only
@@ -111,12 +111,9 @@ class HttpFrontend:
             middlewares.append(auth.middleware)
         app = web.Application(client_max_size=max_body, middlewares=middlewares)
         # the other workers of one `serve` (`[server] workers`): /ui and /metrics show them all
-        self.peers = Peers(peers) if peers else None
-        if self.peers is not None:
-            if metrics is not None:
-                self.peers.provide("metrics", metrics.render)
-            app.on_startup.append(lambda _app: self.peers.start())  # type: ignore[union-attr]
-            app.on_cleanup.append(lambda _app: self.peers.close())  # type: ignore[union-attr]
+        self.peers = peers
+        if peers is not None and metrics is not None:
+            peers.provide("metrics", metrics.render)
         r = app.router
         r.add_get("/health", self._health)
         r.add_get("/ready", self._readiness)

@@ -87,8 +87,9 @@ class Guard:
                 hit = cache.get((language, text))
             if hit is not None:
                 return hit
+        ctx = self.ctx
         verdict = self._check(text, language)
-        if cache is not None:
+        if cache is not None and self.ctx is ctx:  # not if a new schema came meanwhile
             with self._cache_lock, contextlib.suppress(ValueError):  # ValueError: too big
                 cache[(language, text)] = verdict
         return verdict

@@ -8,11 +8,12 @@ all). Proxy-answered procedures (`COMPAT.PROCEDURE`) are never repaired: their r
 answer.
 
 The schema catalog (`SchemaFreshness`, the server's `SchemaSource`) hears of every write that
-ran (`mark_stale`), and is made fresh before a proxy-answered procedure is answered
-(`ensure_fresh`): when it changed, the query is judged again, so its rows hold the labels,
-types and keys written since. So is a query whose verdict names a label, type or property the
-catalog lacks (`SCH.UNKNOWN_*`): written a moment ago, the name must not be "fixed" to another
-one (a read right after a write comes before the background refresh)."""
+ran (`written`; with several workers, every worker's catalog does), and is made fresh before a
+proxy-answered procedure is answered (`ensure_fresh`): when it changed, the query is judged
+again, so its rows hold the labels, types and keys written since. So is a query whose verdict
+names a label, type or property the catalog lacks (`SCH.UNKNOWN_*`): written a moment ago, the
+name must not be "fixed" to another one (a read right after a write comes before the
+background refresh)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ Judge = Callable[[str, dict[str, Any]], Awaitable[Verdict]]
 class SchemaFreshness(Protocol):
     """What the execution tells the schema catalog's source (`query_guard.schema.source`)."""
 
-    def mark_stale(self, *, background: bool = True) -> None: ...
+    async def written(self, *, background: bool = True) -> None: ...
 
     async def ensure_fresh(self) -> bool: ...
 
@@ -79,14 +80,17 @@ class CypherExecution:
         # a proxy-answered procedure, or a name the catalog lacks (SCH.UNKNOWN_*: maybe written
         # a moment ago, before the background refresh): judged again on a fresh catalog
         answered = PROXY_ANSWERED in verdict.codes or not UNKNOWN_NAMES.isdisjoint(verdict.codes)
-        if answered and self.schema is not None and await self.schema.ensure_fresh():
-            verdict = await judge(req.text, req.parameters)  # from the catalog as it is now
+        if answered and self.schema is not None:
+            await self.schema.ensure_fresh()
+            # judged again from the catalog as it is now: it may have changed here or in a
+            # background refresh since the verdict was made (unchanged: the cached verdict)
+            verdict = await judge(req.text, req.parameters)
             if verdict.blocked:
                 return Outcome(verdict)
         outcome = await self._execute(req, verdict, judge, record)
         writes = verdict.query_type in WRITES and not verdict.explain
         if self.schema is not None and writes and outcome.error is None:
-            self.schema.mark_stale(background=req.tx is None)
+            await self.schema.written(background=req.tx is None)
         return outcome
 
     async def _execute(

@@ -8,7 +8,9 @@ answers asks every other socket there.
 A question is its name and a line feed; the answer is the bytes the worker's provider returns,
 then the connection closes. Nothing is sent per query: the cost is paid when an operator's page
 is drawn or scraped. A worker that does not answer within `TIMEOUT` is left out of that answer
-(a reload replaces workers one by one); the socket of a worker that is gone is removed."""
+(a reload replaces workers one by one); the socket of a worker that is gone is removed. A worker
+listens from the start of its start-up, and a question it cannot answer yet is answered once it
+can (`provide`)."""
 
 from __future__ import annotations
 
@@ -32,10 +34,16 @@ class Peers:
         self.name = name or str(os.getpid())
         self.path = self.directory / f"{self.name}{SUFFIX}"
         self._providers: dict[str, Callable[[], bytes]] = {}
+        self._missed: set[str] = set()  # asked before this worker could answer
         self._server: asyncio.AbstractServer | None = None
 
     def provide(self, question: str, answer: Callable[[], bytes]) -> None:
+        """Answer `question` with `answer()`; one asked while this worker was still starting
+        is answered once now (news such as a stale schema is not lost)."""
         self._providers[question] = answer
+        if question in self._missed:
+            self._missed.discard(question)
+            answer()
 
     async def start(self) -> None:
         if self._server is not None:
@@ -68,9 +76,10 @@ class Peers:
                     return await reader.read()  # the worker closes after its answer
                 finally:
                     writer.close()
-        except (ConnectionRefusedError, FileNotFoundError):  # a worker that has stopped
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        except ConnectionRefusedError:  # a worker that has stopped, or one starting to listen
+            if path.stem.isdigit() and not Path(f"/proc/{path.stem}").exists():
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
         except (OSError, TimeoutError):
             pass  # busy: this answer goes without it
         return None
@@ -79,10 +88,13 @@ class Peers:
         try:
             async with asyncio.timeout(TIMEOUT):
                 line = await reader.readline()
-            provider = self._providers.get(line[:MAX_NAME].strip().decode(errors="replace"))
+            question = line[:MAX_NAME].strip().decode(errors="replace")
+            provider = self._providers.get(question)
             if provider is not None:
                 writer.write(provider())
                 await writer.drain()
+            elif question:
+                self._missed.add(question)
         except (OSError, TimeoutError):
             pass
         finally:

@@ -9,7 +9,8 @@
 * none (`[guard] discover_schema = false`).
 
 Discovered schemas are refreshed every `[guard] schema_ttl_seconds`; a write through the proxy
-makes them stale (`mark_stale`, called by the Cypher execution after a write that ran): they
+makes them stale (`written`, called by the Cypher execution after a write that ran; with
+`[server] workers = N` it tells the other workers too, `query_guard.run.peers`): they
 are re-discovered in the background, and before the next proxy-answered schema procedure
 (`ensure_fresh`), which also re-discovers a catalog older than `[compat]
 schema_max_age_seconds` (writes made elsewhere). Until a schema exists,
@@ -26,7 +27,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from query_guard.backend import BackendError
 from query_guard.config.load import Config
@@ -41,6 +42,15 @@ from query_guard.schema.refresh import (
 )
 
 log = logging.getLogger(__name__)
+STALE = "schema-stale"  # what a worker that ran a write asks the others (`share`)
+
+
+class Peers(Protocol):
+    """The other workers of one `serve` (`query_guard.run.peers.Peers`)."""
+
+    def provide(self, question: str, answer: Callable[[], bytes]) -> None: ...
+
+    async def ask(self, question: str) -> list[tuple[str, bytes]]: ...
 
 AuthHook = Callable[[dict[str, Any]], Any]
 
@@ -58,6 +68,7 @@ class SchemaSource:
         self._lazy = False
         self._guard: SchemaHolder | None = None
         self._on_schema: Callable[[SchemaCatalog], None] | None = None
+        self._peers: Peers | None = None  # the other workers of one `serve`
         self._stale = False
         self._discovered_at = time.monotonic()
         self._lock = asyncio.Lock()
@@ -153,6 +164,23 @@ class SchemaSource:
         raw = self.config.guard_raw
         return self._guard is not None and bool(raw["discover_schema"]) and not raw["schema"]
 
+    def share(self, peers: Peers) -> None:
+        """With several workers: a write through one makes every worker's catalog stale."""
+        self._peers = peers
+        peers.provide(STALE, self._stale_elsewhere)
+
+    def _stale_elsewhere(self) -> bytes:
+        self.mark_stale()
+        return b"stale"
+
+    async def written(self, *, background: bool = True) -> None:
+        """A write ran through this proxy: `mark_stale`, and tell the other workers before the
+        client hears back (so its next schema question finds every worker's catalog stale,
+        whichever worker it reaches; each may have refreshed since the last write)."""
+        self.mark_stale(background=background)
+        if self._peers is not None and self.refreshable:
+            await self._peers.ask(STALE)
+
     def mark_stale(self, *, background: bool = True) -> None:
         """A write went through the proxy: the catalog may lack its labels, types and keys.
         Re-discovered in the background (`background`; not for a write inside an open
@@ -168,6 +196,9 @@ class SchemaSource:
         than `[compat] schema_max_age_seconds`. True when the catalog changed."""
         if not self.refreshable:
             return False
+        if self._lock.locked():  # a refresh under way: wait for its catalog
+            async with self._lock:
+                pass
         max_age = self.config.compat.schema_max_age_seconds
         if not self._stale and time.monotonic() - self._discovered_at < max_age:
             return False

@@ -20,10 +20,11 @@ from neo4j import exceptions as nex
 
 from query_guard.backends.embedded import EmbeddedFalkorDB
 from query_guard.config.auth import UserDirectory, hash_password, verify_password
+from query_guard.config.listen import check_exposure
 from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError
 from query_guard.runner import ProxyThread
-from query_guard.server import ProxyServer, check_exposure
+from query_guard.server import ProxyServer
 from tests.conftest import graph_url
 
 SECRET = "secret_graph"  # created on the same FalkorDB, outside the proxy

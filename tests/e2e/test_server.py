@@ -24,11 +24,12 @@ from query_guard.backends.bolt_relay import BoltRelayBackend
 from query_guard.backends.embedded import free_port
 from query_guard.backends.factory import make_backend
 from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.config.listen import split_address
 from query_guard.config.load import parse_config
 from query_guard.errors import ConfigError
 from query_guard.model import Action
 from query_guard.runner import _serve
-from query_guard.server import ProxyServer, cypher_guard, split_address
+from query_guard.server import ProxyServer, cypher_guard
 
 ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"listening on bolt://(\S+) -> (?:.*falkordb://([\d.]+):(\d+)/)?")

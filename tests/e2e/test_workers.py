@@ -163,7 +163,7 @@ def test_every_workers_console_and_metrics_show_the_queries_of_all(tmp_path: Pat
             assert len(queries) == 2 and sum(queries.values()) == len(asked), queries
         pids = {str(pid) for pid in workers_of(serve)}
         assert set(queries) == pids
-        meeting = {p.parent for p in Path(tempfile.gettempdir()).glob("query-guard-console-*/*")
+        meeting = {p.parent for p in Path(tempfile.gettempdir()).glob("query-guard-workers-*/*")
                    if p.stem in pids}  # fmt: skip
         assert len(meeting) == 1  # the supervisor's private directory
         assert next(iter(meeting)).stat().st_mode & 0o777 == 0o700
@@ -174,9 +174,13 @@ def test_every_workers_console_and_metrics_show_the_queries_of_all(tmp_path: Pat
 
 def _queries_per_worker(base: str) -> dict[str, float]:
     """`query_guard_queries_total` of each worker, from whichever worker answers /metrics."""
-    return {s.labels["worker"]: s.value
-            for f in text_string_to_metric_families(_get(f"{base}/metrics")[1])
-            for s in f.samples if s.name == "query_guard_queries_total"}  # fmt: skip
+    counts: dict[str, float] = {}
+    for family in text_string_to_metric_families(_get(f"{base}/metrics")[1]):
+        for sample in family.samples:
+            if sample.name == "query_guard_queries_total":
+                worker = sample.labels["worker"]
+                counts[worker] = counts.get(worker, 0) + sample.value
+    return counts
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -243,3 +247,35 @@ def _post(url: str, body: dict[str, object], method: str = "POST") -> tuple[int,
             return response.status, json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read() or b"{}")
+
+
+def test_a_write_through_one_worker_refreshes_every_workers_schema(tmp_path: Path) -> None:
+    """A label created through one worker is in `db.labels()` at once when the other worker
+    answers (each keeps its own catalog; the writer tells the others before it answers)."""
+    bolt, http = free_port(), free_port()
+    server = {"bolt": f"127.0.0.1:{bolt}", "http": f"127.0.0.1:{http}", "workers": 2}
+    serve = ServeProcess(tmp_path, server=server, read_only=False)
+    base = f"http://127.0.0.1:{http}"
+
+    def served(statement: str) -> tuple[str, dict]:
+        """Run `statement` on a new connection: the worker that answered, and its answer."""
+        before = _queries_per_worker(base)
+        status, answer = _post(f"{base}/db/neo4j/query/v2", {"statement": statement})
+        assert status == 202, answer
+        after = _queries_per_worker(base)
+        (worker,) = [w for w, n in after.items() if n > before.get(w, 0)]
+        return worker, answer
+
+    try:
+        assert wait_for(lambda: len(workers_of(serve)) == 2), serve.stderr()
+        assert wait_for(lambda: _get(f"{base}/ready")[0] == 200)
+        for n in range(3):
+            writer, _ = served(f"CREATE (:JustWritten{n} {{at: {n}}})")
+            for _ in range(100):  # until the other worker has answered
+                worker, answer = served("CALL db.labels() YIELD label RETURN collect(label)")
+                assert f"JustWritten{n}" in answer["data"]["values"][0][0], (worker, writer)
+                if worker != writer:
+                    break
+            assert worker != writer
+    finally:
+        assert serve.stop() == 0, serve.stderr()

@@ -73,7 +73,7 @@ def test_each_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
         for peer, feed in zip(peers, feeds, strict=True):
             peer.provide(QUESTION, lambda feed=feed: encode(feed.state()))
             await peer.start()
-        dead = tmp_path / "gone.sock"  # a socket whose worker has stopped
+        dead = tmp_path / "4999999.sock"  # a socket whose worker has stopped (no such pid)
         with socket.socket(socket.AF_UNIX) as left:
             left.bind(str(dead))
         feeds[0](record("RETURN 'first worker'"))
