@@ -1,16 +1,17 @@
 """Where the workers of one `serve` meet. With `[server] workers = N` a request reaches
 whichever worker the kernel picks, so what an operator reads — the console's recent queries
 (`query_guard.console.peers`), the Prometheus metrics (`query_guard.run.metrics`) — must come
-from all of them. Each worker answers named questions on a Unix socket in a directory the
-supervisor made for this (mode 0700, removed when it stops); a worker that needs the others'
-answers asks every other socket there.
+from all of them, and a write through one worker must make every worker's schema catalog
+stale (`query_guard.schema.source`). Each worker answers named questions on a Unix socket in a
+directory the supervisor made for this (mode 0700, removed when it stops); a worker that needs
+the others' answers asks every other socket there.
 
 A question is its name and a line feed; the answer is the bytes the worker's provider returns,
-then the connection closes. Nothing is sent per query: the cost is paid when an operator's page
-is drawn or scraped. A worker that does not answer within `TIMEOUT` is left out of that answer
-(a reload replaces workers one by one); the socket of a worker that is gone is removed. A worker
-listens from the start of its start-up, and a question it cannot answer yet is answered once it
-can (`provide`)."""
+then the connection closes. Nothing is sent per read: the cost is paid when an operator's page
+is drawn or scraped, and by a write (one round trip per other worker). A worker that does not
+answer within `TIMEOUT` is left out of that answer (a reload replaces workers one by one); the
+socket of a worker that is gone is removed. A worker listens from the start of its start-up,
+and a question it cannot answer yet is answered once it can (`provide`)."""
 
 from __future__ import annotations
 
