@@ -52,7 +52,12 @@ from query_guard.frontends.http_plan import validate_plan
 from query_guard.frontends.http_policy import McpBodyGuard, RequestPolicy
 from query_guard.frontends.http_policy import allowed_hosts as hosts_allowed
 from query_guard.frontends.http_tx import NOT_FOUND, HttpTransactions
-from query_guard.frontends.http_workers import forward, not_found_response, socket_of
+from query_guard.frontends.http_workers import (
+    forward,
+    forwarded_client,
+    not_found_response,
+    socket_of,
+)
 from query_guard.frontends.json_values import to_json
 from query_guard.frontends.openapi import ACCESS_MODES
 from query_guard.run.metrics import CONTENT_TYPE, Metrics, of_workers, open_connections
@@ -106,6 +111,8 @@ class HttpFrontend:
         # CORS, then Host / Origin / Content-Type (`http_policy`), then credentials
         policy = RequestPolicy(cors_origins, hosts_allowed(host, allowed_hosts))
         middlewares: list[Any] = policy.middlewares
+        if peers is not None:  # first: a request another worker forwarded keeps its client
+            middlewares.insert(0, forwarded_client)
         if authenticate is not None:  # after CORS: a preflight carries no credentials
             auth = HttpAuth(authenticate, bearer=bearer, anonymous=anonymous)
             middlewares.append(auth.middleware)

@@ -12,7 +12,9 @@ here nothing is asked of the client."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -24,6 +26,7 @@ NOT_FORWARDED = frozenset({
     "trailer", "proxy-connection", "date", "server",
 })  # fmt: skip
 CONNECT_SECONDS = 2.0
+CLIENT = "X-Query-Guard-Client"  # the client's address, from the worker that forwarded
 
 
 def socket_of(directory: Path, worker: str) -> Path:
@@ -34,7 +37,9 @@ async def forward(request: web.Request, socket: Path, not_found: web.Response) -
     """`request` answered by the worker listening on `socket`; `not_found` when that worker is
     gone (its transactions went with it)."""
     body = await request.read()
-    headers = [(k, v) for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED]
+    headers = [(k, v) for k, v in request.headers.items()
+               if k.lower() not in NOT_FORWARDED and k.lower() != CLIENT.lower()]  # fmt: skip
+    headers.append((CLIENT, request.remote or ""))
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_SECONDS)
     try:
         connector = aiohttp.UnixConnector(path=str(socket))
@@ -60,3 +65,16 @@ def not_found_response(code: str, tx_id: str) -> web.Response:
                                       "rolled back, or its worker stopped)"}  # fmt: skip
     return web.Response(status=404, text=json.dumps({"errors": [error]}),
                         content_type="application/json")  # fmt: skip
+
+
+@web.middleware
+async def forwarded_client(request: web.Request, handler: Any) -> web.StreamResponse:
+    """A request another worker forwarded (it arrives on this worker's Unix socket, which only
+    the workers can reach) keeps its client's address for the audit; the header means nothing
+    on any other connection."""
+    client = request.headers.get(CLIENT)
+    transport = request.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if client is not None and sock is not None and sock.family == socket.AF_UNIX:
+        request = request.clone(remote=client)
+    return await handler(request)  # type: ignore[no-any-return]

@@ -237,6 +237,10 @@ def test_a_query_api_transaction_answers_from_any_worker(tmp_path: Path) -> None
                 assert answer["errors"][0]["code"].endswith("TransactionNotFound")
     finally:
         assert serve.stop() == 0, serve.stderr()
+    audit = [json.loads(line) for line in serve.stderr().splitlines()
+             if line.startswith("{") and '"event": "query"' in line]  # fmt: skip
+    in_tx = [r for r in audit if r["in_transaction"]]
+    assert len(in_tx) >= 14 and {r["client"] for r in in_tx} == {"127.0.0.1"}  # forwarded too
 
 
 def _post(url: str, body: dict[str, object], method: str = "POST") -> tuple[int, dict]:
