@@ -50,7 +50,6 @@ def gremlin_parser() -> Lark:
         parser="lalr",
         lexer="contextual",
         strict=importlib.util.find_spec("interegular") is not None,
-        propagate_positions=True,
         maybe_placeholders=True,
         transformer=ChainBuilder(),
     )
