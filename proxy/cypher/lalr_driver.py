@@ -68,7 +68,9 @@ class LalrDriver:
                         size, callback = len(arg.expansion), callbacks[arg]
                         if size == 1 and type(callback) is ExpandSingleChild:
                             callback = None
-                        reductions[arg] = (size, callback, arg.origin.name)
+                        # a plain str: lark's rule names may be Tokens, whose __eq__ is
+                        # Python code that every goto lookup would call
+                        reductions[arg] = (size, callback, str(arg.origin.name))
                     actions[symbol] = reductions[arg]
             self._actions[state] = actions
         # (state below, top state, lookahead) -> the top state after the pass-through

@@ -10,11 +10,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from query_guard.gremlin import ast
-from query_guard.gremlin.edits import traversals
 from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.parser import parse_traversal
 from query_guard.gremlin.printer import to_text
 from query_guard.guard.language import Language
+from query_guard.guard.tree import preorder
 from query_guard.model import Edit, Finding, Severity, apply_edits
 
 
@@ -38,16 +38,23 @@ class GremlinQuery:
         return self.text[node.span[0] : node.span[1]]
 
     def traversals(self) -> Iterator[ast.Traversal]:
-        """The root traversal and every nested one."""
+        """The root traversal and every nested one, in pre-order."""
         if self._traversals is None:
-            self._traversals = list(traversals(self.traversal))
-        return iter(self._traversals)
+            self._index()
+        return iter(self._traversals)  # type: ignore[arg-type]
 
     def steps(self) -> Iterator[ast.Step]:
-        """Every step anywhere (source, spawn, steps, nested, terminal)."""
+        """Every step anywhere (source, spawn, steps, nested, terminal), in pre-order."""
         if self._steps is None:
-            self._steps = list(self.traversal.find_all(ast.Step))
-        return iter(self._steps)
+            self._index()
+        return iter(self._steps)  # type: ignore[arg-type]
+
+    def _index(self) -> None:
+        """Both lists from one pre-order walk (`find_all`'s order)."""
+        nodes = preorder(self.traversal)
+        traversal, step = ast.Traversal, ast.Step
+        self._traversals = [n for n in nodes if isinstance(n, traversal)]
+        self._steps = [n for n in nodes if isinstance(n, step)]
 
 
 def describe_error(exc: Exception, text: str) -> list[Finding]:

@@ -50,7 +50,6 @@ def gremlin_parser() -> Lark:
         parser="lalr",
         lexer="contextual",
         strict=importlib.util.find_spec("interegular") is not None,
-        propagate_positions=True,
         maybe_placeholders=True,
         transformer=ChainBuilder(),
     )
@@ -96,6 +95,8 @@ def parse_traversal(text: str, *, allow_anonymous: bool = False) -> Traversal:
 
 
 def _check_nesting(text: str) -> None:
+    if text.count("(") + text.count("[") + text.count("{") <= MAX_NESTING:
+        return  # too few openers to nest that deep (the scan below would find nothing)
     depth = 0
     for i, ch in enumerate(text):
         if ch in "([{":

@@ -118,7 +118,7 @@ class SqlQuery:
             raise SqlTooDeep(
                 "the query nests too deeply for the SQL parser ([limits] max_nesting)", 0
             ) from None
-        spans = _statement_spans(tokens)
+        spans = _statement_spans(tokens, text)
         # a comment after the last ';' comes back as an empty Semicolon statement
         statements = [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
         if len(spans) != len(statements):  # defensive: one span per parsed statement
@@ -205,7 +205,9 @@ def _first_positions(tree: exp.Expression) -> dict[int, tuple[int, int]]:
     return {key: (start, end) for key, (_, start, end) in best.items()}
 
 
-def _statement_spans(tokens: list[sqlglot.tokens.Token]) -> list[tuple[int, int]]:
+def _statement_spans(tokens: list[sqlglot.tokens.Token], text: str) -> list[tuple[int, int]]:
+    if ";" not in text:  # one statement: the tokenizer makes a SEMICOLON only of a ';'
+        return [(tokens[0].start, tokens[-1].end + 1)] if tokens else []
     spans: list[tuple[int, int]] = []
     start: int | None = None
     end = 0
