@@ -266,7 +266,9 @@ def _apoc_indexes(cat: SchemaCatalog, entity: str) -> list[Row]:
             "failure": "NO FAILURE", "populationProgress": 100.0, "size": 0,
             "valuesSelectivity": 0.0, "userDescription": f"INDEX ON {on}",
         })  # fmt: skip
-    return rows
+    # APOC sorts apoc.schema.nodes' index rows by label (Java's String order, stable), and
+    # leaves apoc.schema.relationships' in the database's order
+    return sorted(rows, key=lambda r: str(r["label"])) if entity == "NODE" else rows
 
 
 def _schema_nodes(cat: SchemaCatalog) -> list[Row]:
