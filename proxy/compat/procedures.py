@@ -1,10 +1,11 @@
 """System procedures the proxy answers from its schema catalog, with Neo4j's and APOC's output
 columns and value shapes (Neo4j 5 / APOC 5 signatures).
 
-Labels, relationship types and relationship patterns are listed in the catalog's order, which
-discovery takes from the database's db.labels / db.relationshipTypes (Neo4j and FalkorDB: the
-order they were created in, which APOC follows too, and clients such as neo4j-graphrag compare
-lists in it); property keys, which the catalog holds as sets, alphabetically.
+Labels, relationship types and relationship patterns are listed in the catalog's order, the
+database's schema order as discovery read it (`discovery.schema_order`: Neo4j and FalkorDB the
+order they were created in, which APOC follows too and clients such as neo4j-graphrag compare
+lists in; ArcadeDB its schema's name order); property keys, which the catalog holds as sets,
+alphabetically.
 
 Each procedure is a name, its output columns in signature order, and a function from the
 catalog to rows (one dict per row). Graph-valued columns (`apoc.meta.graph`'s virtual nodes

@@ -141,10 +141,9 @@ async def discover_schema(
     relationships keep the database's order (db.labels / db.relationshipTypes).
     """
     sample = max(1, int(sample))
-    # in the database's order (Neo4j and FalkorDB list them as created, by token id; APOC's
-    # apoc.meta.* follow it and clients compare lists in it): the catalog keeps it
-    labels = list(dict.fromkeys(await _column(backend, "CALL db.labels()")))
-    types = list(dict.fromkeys(await _column(backend, "CALL db.relationshipTypes()")))
+    server = str(getattr(backend, "server", "") or "")  # a Bolt upstream's agent
+    labels = schema_order(await _column(backend, "CALL db.labels()"), server)
+    types = schema_order(await _column(backend, "CALL db.relationshipTypes()"), server)
     position = {label: i for i, label in enumerate(labels)}
     node_types = {
         label: await _property_types(backend, f"(n:{quote_name(label)})", "n", sample)
@@ -186,6 +185,19 @@ async def discover_schema(
         "counts": {"nodes": node_counts, "relationships": rel_counts},
         **await discover_indexes(backend),
     }
+
+
+def schema_order(names: list[Any], server: str = "") -> list[str]:
+    """Labels or relationship types in the database's schema order, which the catalog keeps.
+    Neo4j and FalkorDB list them in `db.labels()` / `db.relationshipTypes()` as they were
+    created (by token id; APOC's apoc.meta.* follow it and clients compare lists in it).
+    ArcadeDB has no creation order: its `db.labels()` lists its type map in hash order, and
+    its schema (`SELECT FROM schema:types`) orders types by name, case-insensitively; that is
+    the order an ArcadeDB server (its Bolt agent names it) gets."""
+    found = list(dict.fromkeys(str(name) for name in names))
+    if "ArcadeDB" in server:
+        return sorted(found, key=lambda name: (name.casefold(), name))
+    return found
 
 
 def _in_order(pair: tuple[str, str], position: dict[str, int]) -> tuple[int, str, int, str]:

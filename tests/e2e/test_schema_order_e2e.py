@@ -1,13 +1,17 @@
 """The procedures the proxy answers from its catalog list labels, relationship types and
-patterns in the database's order (issue 21): the order of its own `db.labels()` /
-`db.relationshipTypes()`, never alphabetical. FalkorDB (like Neo4j, whose APOC follows it)
-lists them as they were created, so through the proxy neo4j-graphrag's ordered comparisons of
-`apoc.meta.data` rows hold; ArcadeDB lists its types in an order of its own (not creation),
-which the proxy keeps as it is. Real FalkorDB and ArcadeDB, the real neo4j driver."""
+patterns in the database's schema order (issue 21), never alphabetically by default. FalkorDB
+(like Neo4j, whose APOC follows it) lists them in `db.labels()` / `db.relationshipTypes()` as
+they were created, so through the proxy neo4j-graphrag's ordered comparisons of
+`apoc.meta.data` rows hold. ArcadeDB has no creation order: its `db.labels()` is its type
+map's hash order and its schema (`schema:types`, read here over its HTTP API) orders types by
+name; the proxy follows its schema. Real FalkorDB and ArcadeDB, the real neo4j driver."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,16 +49,43 @@ REL_QUERY = (
 
 
 class Database:
-    """The backend as a direct client sees it: its own db.labels / db.relationshipTypes."""
+    """The backend as a direct client sees it: its own db.labels / db.relationshipTypes, and
+    its schema order (`schema`: FalkorDB's is its listing's, ArcadeDB's its schema:types')."""
 
-    def __init__(self, name: str, column: Any, backend: dict[str, Any]) -> None:
-        self.name, self._column, self.backend = name, column, backend
+    def __init__(self, name: str, column: Any, backend: dict[str, Any], schema: Any) -> None:
+        self.name, self._column, self.backend, self._schema = name, column, backend, schema
 
     def labels(self) -> list[str]:
         return list(self._column("CALL db.labels()"))
 
     def types(self) -> list[str]:
         return list(self._column("CALL db.relationshipTypes()"))
+
+    def label_order(self) -> list[str]:
+        return self._schema("vertex") if self._schema else self.labels()
+
+    def type_order(self) -> list[str]:
+        return self._schema("edge") if self._schema else self.types()
+
+
+def arcadedb_schema(server: ArcadeDBServer) -> Any:
+    """ArcadeDB's own schema order of its vertex or edge types (SQL over its HTTP API)."""
+
+    def names(kind: str) -> list[str]:
+        command = f"SELECT name FROM schema:types WHERE type = '{kind}'"
+        request = urllib.request.Request(
+            f"http://{server.host}:{server.http_port}/api/v1/command/{server.database}",
+            data=json.dumps({"language": "sql", "command": command}).encode(),
+            headers={
+                "Authorization": "Basic "
+                + base64.b64encode(f"root:{server.root_password}".encode()).decode(),
+                "Content-Type": "application/json",
+            },
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return [row["name"] for row in json.load(answer)["result"]]
+
+    return names
 
 
 @pytest.fixture(scope="module", params=["falkordb", "arcadedb"])
@@ -74,7 +105,8 @@ def database(
                 reply = client.execute_command("GRAPH.RO_QUERY", graph, query)
                 return [row[0].decode() for row in reply[1]]
 
-            yield Database("falkordb", falkor_column, {"cypher": graph_url(server, graph)})
+            backend = {"cypher": graph_url(server, graph)}
+            yield Database("falkordb", falkor_column, backend, None)
             client.execute_command("GRAPH.DELETE", graph)
         return
     reason = unavailable_reason()
@@ -99,7 +131,7 @@ def database(
                 "user": "root",
                 "password_env": PASSWORD_ENV,
             }
-            yield Database("arcadedb", arcade_column, backend)
+            yield Database("arcadedb", arcade_column, backend, arcadedb_schema(arcade))
     finally:
         os.environ.pop(PASSWORD_ENV, None)
         arcade.stop()
@@ -124,18 +156,20 @@ def column(driver: neo4j.Driver, query: str) -> list[Any]:
 
 
 def test_the_database_lists_what_was_created(database: Database) -> None:
-    """FalkorDB in the order of creation (as Neo4j does); ArcadeDB in an order of its own."""
+    """FalkorDB in the order of creation (as Neo4j does); ArcadeDB's db.labels in its hash
+    order, its schema by name (case-insensitively): neither is creation."""
     if database.name == "falkordb":
         assert (database.labels(), database.types()) == (CREATED_LABELS, CREATED_TYPES)
     else:
         assert sorted(database.labels()) == sorted(CREATED_LABELS)
-        assert sorted(database.types()) == sorted(CREATED_TYPES)
+        assert database.label_order() == sorted(CREATED_LABELS, key=str.casefold)
+        assert database.type_order() == sorted(CREATED_TYPES, key=str.casefold)
 
 
-def test_labels_and_types_come_in_the_databases_order(
+def test_labels_and_types_come_in_the_databases_schema_order(
     driver: neo4j.Driver, database: Database
 ) -> None:
-    labels, types = database.labels(), database.types()
+    labels, types = database.label_order(), database.type_order()
     assert column(driver, "CALL db.labels()") == labels
     assert column(driver, "CALL db.relationshipTypes()") == types
     [graph] = column(driver, "CALL apoc.meta.graph() YIELD nodes RETURN nodes")
@@ -154,11 +188,11 @@ def test_labels_and_types_come_in_the_databases_order(
 def test_apoc_meta_data_patterns_follow_the_label_then_the_type_order(
     driver: neo4j.Driver, database: Database
 ) -> None:
-    """neo4j-graphrag's relationship query: per start label in the database's order, its
-    types in the database's order (what APOC does over Neo4j's token order)."""
+    """neo4j-graphrag's relationship query: per start label in the schema order, its types in
+    the schema order (what APOC does over Neo4j's token order)."""
     rows = [(o["start"], o["type"], o["end"]) for o in column(driver, REL_QUERY)]
     assert set(rows) == PATTERNS
-    labels, types = database.labels(), database.types()
+    labels, types = database.label_order(), database.type_order()
     assert rows == sorted(rows, key=lambda p: (labels.index(p[0]), types.index(p[1])))
     if database.name == "falkordb":  # created in order: what graphrag's tests expect of Neo4j
         assert rows == [
