@@ -1,8 +1,10 @@
 """The computed interpretation of `peers.py`'s runs (RESULTS.md): why the neo4j driver's
-cancellation tests differ between ArcadeDB directly and through the proxy."""
+cancellation tests differ between ArcadeDB directly and through the proxy, and which tests
+fail on both sides but with another failure through the proxy."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -81,3 +83,28 @@ def bookmark_probe(arcadedb: Callable[[Path], Any], side_url: Callable[..., Any]
                          f"read, {len(list(managed.raw_values))} after a managed read "
                          f"transaction, {took:.1f} ms per `RETURN 1`")  # fmt: skip
     return "neo4j driver bookmark probe (one ArcadeDB): " + "; ".join(found) + "."
+
+
+def changed_failures(comparison: Any) -> list[str]:
+    """RESULTS.md lines for the tests of one paired run that fail on both sides with another
+    failure through the proxy: where a proxy-side reason could hide behind "fail both".
+    Numbers (ports) and the GQL status fields are ignored: the proxy answers the upstream's
+    code and message with the GQL status its own front derives from the code. Empty when
+    every such test fails alike."""
+
+    def bare(reason: str) -> str:
+        return " ".join(re.sub(r"\{gql_status[^}]*\}", "", reason).split())
+
+    def same(a: str, b: str) -> bool:
+        return re.sub(r"\d+", "#", bare(a)) == re.sub(r"\d+", "#", bare(b))
+
+    c = comparison
+    changed = [
+        f"- `{n}`: directly {bare(c.direct[n].reason)[:160]}; through the proxy "
+        f"{bare(c.proxy[n].reason)[:200]}"
+        for n in c.names()
+        if c.status(c.direct, n) == c.status(c.proxy, n) == "failed"
+        and not same(c.direct[n].reason, c.proxy[n].reason)
+    ]
+    head = f"Failing on both sides with another failure through the proxy ({c.suite}, run {c.run}):"
+    return ["", head, "", *changed] if changed else []

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import ROOT, write_section
-from _peers_notes import bookmark_note
+from _peers_notes import bookmark_note, changed_failures
 from _peers_notes import bookmark_probe as probe
 from _serve import Proxy
 
@@ -331,19 +331,14 @@ def render(comparisons: list[Comparison], notes: list[str]) -> str:
         out += [f"- fails directly, passes through the proxy: `{n}`: {c.direct[n].reason}"
                 for n in better]  # fmt: skip
     out += ["", "Failing on both sides (first run), by the direct side's reason:", ""]
-    seen: set[str] = set()
-    for c in comparisons:
-        if c.suite in seen:
-            continue
-        seen.add(c.suite)
-        reasons: dict[str, int] = {}
-        for n in c.names():
-            if c.status(c.direct, n) == "failed" and c.status(c.proxy, n) == "failed":
-                key = c.direct[n].reason[:140] or "(no message)"
-                reasons[key] = reasons.get(key, 0) + 1
-        out += [
-            f"- {c.suite}: {k}: {v} tests" for k, v in sorted(reasons.items(), key=lambda x: -x[1])
-        ]
+    c = comparisons[0]  # one suite per section
+    reasons: dict[str, int] = {}
+    for n in c.names():
+        if c.status(c.direct, n) == "failed" and c.status(c.proxy, n) == "failed":
+            key = c.direct[n].reason[:140] or "(no message)"
+            reasons[key] = reasons.get(key, 0) + 1
+    out += [f"- {c.suite}: {k}: {v} tests" for k, v in sorted(reasons.items(), key=lambda x: -x[1])]
+    out += changed_failures(c)
     return "\n".join(out) + "\n"
 
 

@@ -183,6 +183,7 @@ class BoltRelayBackend:
         )  # fmt: skip
         conn.on_abandoned = self.abandoned.add
         conn.on_settled = self.abandoned.discard
+        self.server = self.server or conn.server_agent  # also when a client's session opens it
         return conn
 
     def _silence(self) -> float | None:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from query_guard.backend import BackendError, BackendUnavailable
+from query_guard.backends.bolt_codes import neo4j_code
 from query_guard.backends.limits import is_timeout, timeout_error
 from query_guard.wire import bolt_messages as m
 from query_guard.wire.bolt_handshake import HandshakeError, Version, client_choice, client_request
@@ -65,10 +66,11 @@ class Response:
         if self.tag == m.IGNORED:
             return BackendError(f"the Bolt upstream ignored the {what}", UNKNOWN_ERROR)
         meta = self.metadata
-        code = meta.get("code") or meta.get("neo4j_code") or UNKNOWN_ERROR
-        if is_timeout(str(code)):  # the upstream's tx_timeout ([limits] query_timeout_ms)
-            return timeout_error(None, str(meta.get("message") or code), str(code))
-        return BackendError(str(meta.get("message") or code), str(code))
+        code = str(meta.get("code") or meta.get("neo4j_code") or UNKNOWN_ERROR)
+        message = str(meta.get("message") or code)
+        if is_timeout(code):  # the upstream's tx_timeout ([limits] query_timeout_ms)
+            return timeout_error(None, message, code)
+        return BackendError(message, neo4j_code(code, message))  # bolt_codes.TRANSLATED
 
 
 class UpstreamConnection(asyncio.Protocol):

@@ -1,6 +1,12 @@
 """System procedures the proxy answers from its schema catalog, with Neo4j's and APOC's output
 columns and value shapes (Neo4j 5 / APOC 5 signatures).
 
+Labels, relationship types and relationship patterns are listed in the catalog's order, the
+database's schema order as discovery read it (`discovery.schema_order`: Neo4j and FalkorDB the
+order they were created in, which APOC follows too and clients such as neo4j-graphrag compare
+lists in; ArcadeDB its schema's name order); property keys, which the catalog holds as sets,
+alphabetically.
+
 Each procedure is a name, its output columns in signature order, and a function from the
 catalog to rows (one dict per row). Graph-valued columns (`apoc.meta.graph`'s virtual nodes
 and relationships, `db.schema.visualization`) are maps holding what the virtual entity's
@@ -63,9 +69,9 @@ class Procedure:
 
 
 def _outgoing(cat: SchemaCatalog, label: str) -> dict[str, list[str]]:
-    """Relationship type -> end labels, for edges leaving `label`."""
+    """Relationship type -> end labels, for edges leaving `label` (the catalog's order)."""
     out: dict[str, list[str]] = {}
-    for rel in sorted(cat.relationships, key=lambda r: (r.type, r.end)):
+    for rel in cat.relationships:
         if rel.start == label and rel.end not in out.setdefault(rel.type, []):
             out[rel.type].append(rel.end)
     return out
@@ -73,7 +79,7 @@ def _outgoing(cat: SchemaCatalog, label: str) -> dict[str, list[str]]:
 
 def _incoming(cat: SchemaCatalog, label: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for rel in sorted(cat.relationships, key=lambda r: (r.type, r.start)):
+    for rel in cat.relationships:
         if rel.end == label and rel.start not in out.setdefault(rel.type, []):
             out[rel.type].append(rel.start)
     return out
@@ -122,11 +128,11 @@ def _components(cat: SchemaCatalog) -> list[Row]:
 
 
 def _labels(cat: SchemaCatalog) -> list[Row]:
-    return [{"label": label} for label in sorted(cat.labels)]
+    return [{"label": label} for label in cat.label_order]
 
 
 def _rel_types(cat: SchemaCatalog) -> list[Row]:
-    return [{"relationshipType": t} for t in sorted(cat.relationship_types)]
+    return [{"relationshipType": t} for t in cat.type_order]
 
 
 def _property_keys(cat: SchemaCatalog) -> list[Row]:
@@ -136,7 +142,7 @@ def _property_keys(cat: SchemaCatalog) -> list[Row]:
 
 def _node_type_properties(cat: SchemaCatalog) -> list[Row]:
     rows = []
-    for label in sorted(cat.labels):
+    for label in cat.label_order:
         node_type = ":`" + label.replace("`", "``") + "`"
         props = _node_props(cat, label) or [(None, None)]
         for prop, typ in props:
@@ -152,7 +158,7 @@ def _node_type_properties(cat: SchemaCatalog) -> list[Row]:
 
 def _rel_type_properties(cat: SchemaCatalog) -> list[Row]:
     rows = []
-    for rel_type in sorted(cat.relationship_types):
+    for rel_type in cat.type_order:
         rel = ":`" + rel_type.replace("`", "``") + "`"
         for prop, typ in _rel_props(cat, rel_type) or [(None, None)]:
             rows.append({
@@ -165,11 +171,8 @@ def _rel_type_properties(cat: SchemaCatalog) -> list[Row]:
 
 
 def _visualization(cat: SchemaCatalog) -> list[Row]:
-    nodes = [{"name": label, "indexes": [], "constraints": []} for label in sorted(cat.labels)]
-    rels = [
-        {"type": r.type, "start": r.start, "end": r.end}
-        for r in sorted(cat.relationships, key=lambda r: (r.type, r.start, r.end))
-    ]
+    nodes = [{"name": label, "indexes": [], "constraints": []} for label in cat.label_order]
+    rels = [{"type": r.type, "start": r.start, "end": r.end} for r in cat.relationships]
     return [{"nodes": nodes, "relationships": rels}]
 
 
@@ -177,7 +180,7 @@ def _meta_data(cat: SchemaCatalog) -> list[Row]:
     """Per label: one row per property, one `RELATIONSHIP` row per outgoing type (`other` =
     end labels); per relationship type: one row per property (`elementType` relationship)."""
     rows = []
-    for label in sorted(cat.labels):
+    for label in cat.label_order:
         for prop, typ in _node_props(cat, label):
             rows.append(_meta_row(label, prop, typ, "node"))
         for rel_type, ends in _outgoing(cat, label).items():
@@ -186,7 +189,7 @@ def _meta_data(cat: SchemaCatalog) -> list[Row]:
                 _meta_row(label, rel_type, "RELATIONSHIP", "node", count=count, array=True,
                           left=count, other=ends)
             )  # fmt: skip
-    for rel_type in sorted(cat.relationship_types):
+    for rel_type in cat.type_order:
         for prop, typ in _rel_props(cat, rel_type):
             rows.append(_meta_row(rel_type, prop, typ, "relationship"))
     return rows
@@ -194,7 +197,7 @@ def _meta_data(cat: SchemaCatalog) -> list[Row]:
 
 def _meta_schema(cat: SchemaCatalog) -> list[Row]:
     value: Row = {}
-    for label in sorted(cat.labels):
+    for label in cat.label_order:
         rels: Row = {}
         for rel_type, starts in _incoming(cat, label).items():
             rels[rel_type] = _meta_rel(cat, rel_type, "in", starts)
@@ -207,7 +210,7 @@ def _meta_schema(cat: SchemaCatalog) -> list[Row]:
             "properties": {p: _prop_info(t) for p, t in _node_props(cat, label)},
             "relationships": rels,
         }
-    for rel_type in sorted(cat.relationship_types):
+    for rel_type in cat.type_order:
         value.setdefault(rel_type, {
             "type": "relationship",
             "count": cat.relationship_counts.get(rel_type, 0),
@@ -226,17 +229,14 @@ def _meta_rel(cat: SchemaCatalog, rel_type: str, direction: str, labels: list[st
 
 
 def _meta_graph(cat: SchemaCatalog) -> list[Row]:
-    nodes = [{"name": n, "count": cat.node_counts.get(n, 0)} for n in sorted(cat.labels)]
-    rels = [
-        {"type": t, "count": cat.relationship_counts.get(t, 0)}
-        for t in sorted(cat.relationship_types)
-    ]
+    nodes = [{"name": n, "count": cat.node_counts.get(n, 0)} for n in cat.label_order]
+    rels = [{"type": t, "count": cat.relationship_counts.get(t, 0)} for t in cat.type_order]
     return [{"nodes": nodes, "relationships": rels}]
 
 
 def _meta_stats(cat: SchemaCatalog) -> list[Row]:
-    labels = {label: cat.node_counts.get(label, 0) for label in sorted(cat.labels)}
-    rel_counts = {t: cat.relationship_counts.get(t, 0) for t in sorted(cat.relationship_types)}
+    labels = {label: cat.node_counts.get(label, 0) for label in cat.label_order}
+    rel_counts = {t: cat.relationship_counts.get(t, 0) for t in cat.type_order}
     rel_types = {f"()-[:{t}]->()": n for t, n in rel_counts.items()}
     stats = {
         "labelCount": len(labels),
@@ -267,7 +267,9 @@ def _apoc_indexes(cat: SchemaCatalog, entity: str) -> list[Row]:
             "failure": "NO FAILURE", "populationProgress": 100.0, "size": 0,
             "valuesSelectivity": 0.0, "userDescription": f"INDEX ON {on}",
         })  # fmt: skip
-    return rows
+    # APOC sorts apoc.schema.nodes' index rows by label (Java's String order, stable), and
+    # leaves apoc.schema.relationships' in the database's order
+    return sorted(rows, key=lambda r: str(r["label"])) if entity == "NODE" else rows
 
 
 def _schema_nodes(cat: SchemaCatalog) -> list[Row]:

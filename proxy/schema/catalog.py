@@ -230,6 +230,16 @@ class SchemaCatalog:
         return frozenset(self.nodes)
 
     @property
+    def label_order(self) -> tuple[str, ...]:
+        """The labels in the schema's order: the database's (discovery) or the file's."""
+        return tuple(self.nodes)
+
+    @property
+    def type_order(self) -> tuple[str, ...]:
+        """The relationship types in the schema's order (of their first relationship)."""
+        return tuple(self._by_type)
+
+    @property
     def relationship_types(self) -> frozenset[str]:
         return frozenset(self._by_type)
 

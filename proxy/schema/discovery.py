@@ -137,11 +137,14 @@ async def discover_schema(
     type}}, "relationships": {type: {key: type}}}, "counts": {"nodes": {label: n},
     "relationships": {type: n}}, "indexes": [SHOW INDEXES row, …], "constraints": [SHOW
     CONSTRAINTS row, …]}` — everything after `relationships` is an extra the catalog
-    reads (schema files without them still load).
+    reads (schema files without them still load). Labels, relationship types and the
+    relationships keep the database's order (db.labels / db.relationshipTypes).
     """
     sample = max(1, int(sample))
-    labels = sorted(await _column(backend, "CALL db.labels()"))
-    types = sorted(await _column(backend, "CALL db.relationshipTypes()"))
+    server = str(getattr(backend, "server", "") or "")  # a Bolt upstream's agent
+    labels = schema_order(await _column(backend, "CALL db.labels()"), server)
+    types = schema_order(await _column(backend, "CALL db.relationshipTypes()"), server)
+    position = {label: i for i, label in enumerate(labels)}
     node_types = {
         label: await _property_types(backend, f"(n:{quote_name(label)})", "n", sample)
         for label in labels
@@ -161,7 +164,7 @@ async def discover_schema(
         rel_types[rel_type] = await _property_types(backend, pattern, "r", sample)
         rel_counts[rel_type] = await _count(backend, f"MATCH {pattern} RETURN count(r)")
         keys = sorted(rel_types[rel_type])
-        for start, end in sorted(pairs):
+        for start, end in sorted(pairs, key=lambda pair: _in_order(pair, position)):
             reciprocity = (
                 await measure_reciprocity(backend, start, rel_type, sample) if start == end else 0.0
             )
@@ -182,6 +185,27 @@ async def discover_schema(
         "counts": {"nodes": node_counts, "relationships": rel_counts},
         **await discover_indexes(backend),
     }
+
+
+def schema_order(names: list[Any], server: str = "") -> list[str]:
+    """Labels or relationship types in the database's schema order, which the catalog keeps.
+    Neo4j and FalkorDB list them in `db.labels()` / `db.relationshipTypes()` as they were
+    created (by token id; APOC's apoc.meta.* follow it and clients compare lists in it).
+    ArcadeDB has no creation order: its `db.labels()` lists its type map in hash order, and
+    its schema (`SELECT FROM schema:types`) orders types by name, case-insensitively; that is
+    the order an ArcadeDB server (its Bolt agent names it) gets."""
+    found = list(dict.fromkeys(str(name) for name in names))
+    if "ArcadeDB" in server:
+        return sorted(found, key=lambda name: (name.casefold(), name))
+    return found
+
+
+def _in_order(pair: tuple[str, str], position: dict[str, int]) -> tuple[int, str, int, str]:
+    """A (start, end) label pair's place: the database's label order, then the name (a label
+    db.labels did not list, seen on an edge, goes last)."""
+    start, end = pair
+    last = len(position)
+    return position.get(start, last), start, position.get(end, last), end
 
 
 def write_schema_json(schema: dict[str, Any], fp: IO[str]) -> None:

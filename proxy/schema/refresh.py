@@ -66,7 +66,7 @@ class SchemaRefresher:
         data = await self.discover()
         fresh = SchemaCatalog.from_dict(data, reciprocity_threshold=self.threshold)
         current = self.guard.ctx.schema
-        if current is not None and current.to_dict() == fresh.to_dict():
+        if current is not None and _same(current, fresh):
             return False
         self.guard.use_schema(fresh)
         log.info(
@@ -82,6 +82,12 @@ class SchemaRefresher:
                 await self.refresh()
             except Exception as exc:  # the database may be down: keep the schema we have
                 log.warning("schema refresh failed, keeping the current schema: %s", exc)
+
+
+def _same(a: SchemaCatalog, b: SchemaCatalog) -> bool:
+    """The same schema, in the same order (the procedures list labels and types in it)."""
+    in_order = (a.label_order, a.type_order, a.relationships)
+    return in_order == (b.label_order, b.type_order, b.relationships) and a.to_dict() == b.to_dict()
 
 
 def no_schema_finding(why: str) -> Finding:

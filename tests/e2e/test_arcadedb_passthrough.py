@@ -11,12 +11,14 @@ from typing import Any
 
 import neo4j
 import pytest
+from neo4j.exceptions import ClientError, CypherTypeError
 
 from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from query_guard.server import cypher_guard
 
 REVERSED = "MATCH (m:Movie {title: 'The Matrix'})-[:ACTED_IN]->(p:Person) RETURN p.name AS name"
+VECTOR_RELS = "CALL db.index.vector.queryRelationships('none', 1, [1.0])"
 ACTORS = ["Carrie-Anne Moss", "Emil Eifrem", "Hugo Weaving", "Keanu Reeves", "Laurence Fishburne"]
 
 
@@ -99,6 +101,34 @@ def test_explain_of_a_schema_command_is_not_sent_to_arcadedb(
     with neo4j.GraphDatabase.driver(arcadedb_server.url, auth=arcadedb_server.auth) as direct:
         indexes, _, _ = direct.execute_query("SHOW INDEXES", database_=arcadedb_server.database)
     assert not [r for r in indexes if "QgExplainIndexProbe" in str(r.values())]
+
+
+@pytest.mark.parametrize(
+    ("query", "raised", "code"),
+    [
+        ("RETURN toString([1, 2]) AS s", CypherTypeError, "Statement.TypeError"),
+        (VECTOR_RELS, ClientError, "Procedure.ProcedureNotFound"),  # allowed, absent
+    ],
+)
+def test_arcadedbs_error_is_answered_with_neo4js_code_and_its_own_message(
+    proxy: ProxyThread, arcadedb_server: Any, query: str, raised: type, code: str
+) -> None:
+    """The entries of bolt_codes.TRANSLATED against the real ArcadeDB and the real driver:
+    a direct connection gets ArcadeDB's code, the proxy answers Neo4j's (what clients catch:
+    neo4j-graphrag's enhanced schema catches CypherTypeError), the message is ArcadeDB's."""
+    with (
+        neo4j.GraphDatabase.driver(arcadedb_server.url, auth=arcadedb_server.auth) as drv,
+        pytest.raises(neo4j.exceptions.Neo4jError) as direct,
+    ):
+        drv.execute_query(query, database_=arcadedb_server.database)
+    with (
+        neo4j.GraphDatabase.driver(f"bolt://{proxy.address}", auth=arcadedb_server.auth) as drv,
+        pytest.raises(raised) as through,
+    ):
+        drv.execute_query(query)
+    assert direct.value.code != f"Neo.ClientError.{code}"  # else the entry is not needed
+    assert through.value.code == f"Neo.ClientError.{code}"
+    assert through.value.message == direct.value.message
 
 
 def test_a_discovery_account_discovers_at_start(

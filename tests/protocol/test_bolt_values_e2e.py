@@ -2,7 +2,9 @@
 real neo4j driver sends hypothesis-generated values — every temporal type with nanoseconds, in
 offset and zone-id forms and at the extreme years, 2D / 3D points, durations, byte arrays,
 nested lists and maps — to a test-started ArcadeDB straight and through the proxy; what
-ArcadeDB answers (its echo of the value, `toString` of it, or its error) must be the same."""
+ArcadeDB answers (its echo of the value, `toString` of it, or its error) must be the same — an
+error's code included, except the codes the proxy translates to Neo4j's (`bolt_codes.TRANSLATED`:
+ArcadeDB's `TypeError:` SemanticError is Neo4j's Statement.TypeError), which must be the table's."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 from neo4j import spatial
 from neo4j import time as ntime
 
+from query_guard.backends.bolt_codes import neo4j_code
 from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 from tests.budget import examples
@@ -137,6 +140,27 @@ def answer(session: neo4j.Session, query: str, value: Any) -> tuple[str, Any]:
         return "client", (type(exc).__name__, str(exc))
 
 
+def test_a_translated_error_differs_from_the_direct_one_by_its_code_only(
+    sessions: tuple[neo4j.Session, neo4j.Session],
+) -> None:
+    """The table's entry is exercised, not only when hypothesis draws a list or a map."""
+    straight, through = sessions
+    direct = answer(straight, QUERIES[1], [1, 2])
+    proxied = answer(through, QUERIES[1], [1, 2])
+    assert direct[0] == proxied[0] == "error"
+    assert direct[1][0] == "Neo.ClientError.Statement.SemanticError"
+    assert proxied[1] == ("Neo.ClientError.Statement.TypeError", direct[1][1])
+
+
+def as_proxied(direct: tuple[str, Any]) -> tuple[str, Any]:
+    """A direct connection's answer as the proxy must give it: the same, but an error whose
+    code the proxy's table translates carries the table's code (the message unchanged)."""
+    if direct[0] != "error":
+        return direct
+    code, message = direct[1]
+    return "error", (neo4j_code(code, message or ""), message)
+
+
 def _canon(value: Any) -> Any:
     """ArcadeDB's `toString` of a byte array is Java's identity string (`[B@1ec0942a`),
     different on every call: compared without the hash."""
@@ -152,7 +176,7 @@ def test_a_parameter_arrives_as_it_does_on_a_direct_connection(
 ) -> None:
     straight, through = sessions
     for query in QUERIES:
-        assert answer(through, query, value) == answer(straight, query, value), query
+        assert answer(through, query, value) == as_proxied(answer(straight, query, value)), query
 
 
 @pytest.mark.parametrize(
@@ -171,6 +195,6 @@ def test_nanoseconds_and_extreme_years_survive(
 ) -> None:
     straight, through = sessions
     direct = answer(straight, QUERIES[1], value)
-    assert answer(through, QUERIES[1], value) == direct
+    assert answer(through, QUERIES[1], value) == as_proxied(direct)
     if direct[0] == "rows" and value.nanosecond % 1000:  # ArcadeDB kept the nanoseconds
         assert str(value.nanosecond)[-3:] in direct[1][0][0]
