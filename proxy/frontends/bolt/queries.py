@@ -34,6 +34,7 @@ class QueryHandler:
     def __init__(self, conv: Conversation) -> None:
         self.conv = conv
         self.pump = ResultPump(conv)
+        self.version = f"{conv.version[0]}.{conv.version[1]}"  # the audit's bolt_version
 
     # -- RUN ------------------------------------------------------------------------------
 
@@ -52,8 +53,7 @@ class QueryHandler:
             # clients may attach the natural-language question as tx metadata (DESIGN §6)
             question=_question(tx_metadata), database=database,
             tx=conv.tx if in_tx else None, client=conv.client, user=conv.user,
-            detail={"connection_id": conv.connection_id,
-                    "bolt_version": f"{conv.version[0]}.{conv.version[1]}",
+            detail={"connection_id": conv.connection_id, "bolt_version": self.version,
                     "tx_metadata": tx_metadata},
         )  # fmt: skip
         try:
@@ -87,12 +87,13 @@ class QueryHandler:
         filters = (conv.tx_filter if in_tx else conv.filter).updated(extra)
         qid = conv.next_qid if in_tx else -1
         conv.next_qid += in_tx
+        fields = list(stream.keys)
         conv.results[qid] = OpenResult(
-            stream, list(stream.keys), qid, outcome.verdict, filters, database, in_tx,
+            stream, fields, qid, outcome.verdict, filters, database, in_tx,
             raw=raw_source(stream, conv.version), seen=Seen(req, outcome),
         )  # fmt: skip
         conv.last_qid = qid
-        meta: dict[str, Any] = {"fields": list(stream.keys), "t_first": outcome.backend_ms}
+        meta: dict[str, Any] = {"fields": fields, "t_first": outcome.backend_ms}
         if in_tx:
             meta["qid"] = qid
         conv.state = State.TX_STREAMING if in_tx else State.STREAMING
