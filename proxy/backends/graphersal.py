@@ -91,6 +91,7 @@ class GraphersalBackend:
         self._policy = base.allow("update", "option")
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="graphersal")
         self._quick: dict[str, bool] = {}  # script -> its last run took < INLINE_BELOW
+        self._renders: dict[int, tuple[ast.Traversal, Rendered, Any]] = {}  # by id(traversal)
 
     @classmethod
     def open(
@@ -131,17 +132,30 @@ class GraphersalBackend:
     ) -> list[Any]:
         params = {k: v for k, v in (bindings or {}).items() if isinstance(v, _PARAMETER_TYPES)}
         inline = {k: v for k, v in (bindings or {}).items() if k not in params}
-        try:
-            rendered = render(traversal, inline)
-        except Unsupported as exc:
-            raise GremlinBackendError(str(exc), code="Gremlin.Unsupported") from exc
+        rendered, shape = self._rendered(traversal, inline)
         values = await self._execute(rendered, params)
-        shape = shape_of(traversal)
         values = [reshape(to_gremlin(v, self.int_ids), shape, self._ident) for v in values]
         if self.int_ids and shape is None:
             keys = id_keys(traversal)
             values = [with_ids(v, keys, self._ident) for v in values]
         return finish(values, rendered.terminal)
+
+    def _rendered(self, traversal: ast.Traversal, inline: dict[str, Any]) -> tuple[Rendered, Any]:
+        """The traversal in graphersal's dialect and its result shape; kept for a traversal
+        object seen before (the runner's parse cache hands a repeated one out again)."""
+        kept = None if inline else self._renders.get(id(traversal))
+        if kept is not None and kept[0] is traversal:
+            return kept[1], kept[2]
+        try:
+            rendered = render(traversal, inline)
+        except Unsupported as exc:
+            raise GremlinBackendError(str(exc), code="Gremlin.Unsupported") from exc
+        shape = shape_of(traversal)
+        if not inline:
+            if len(self._renders) >= _REMEMBERED:
+                self._renders.clear()
+            self._renders[id(traversal)] = (traversal, rendered, shape)
+        return rendered, shape
 
     def _ident(self, value: Any) -> Any:
         return _id(value, self.int_ids)
