@@ -49,11 +49,13 @@ SNAPSHOT = "graph.gsnap"
 INT_IDS = "graph.int-ids"  # beside the snapshot: the GraphSON's ids were integers
 # binding values graphersal takes as parameters; others are printed into the script
 _PARAMETER_TYPES = (int, float, str, bool, type(None), uuid.UUID, dt.datetime, dt.date)
-# A read-only traversal whose last run took less than INLINE_BELOW seconds runs on the event
-# loop: handing it to a worker thread (a queue, two thread switches, the GIL back) costs more
-# than running it. On the loop it gets INLINE_TIMEOUT_MS; past that it runs again in a thread
-# with the full timeout (a read may run twice).
+# A read-only traversal whose last run took less than INLINE_BELOW seconds on the loop (or
+# THREAD_QUICK in a worker thread, whose time includes waiting for the GIL back while the loop
+# is busy) runs on the event loop: handing it to a worker thread (a queue, two thread
+# switches, the GIL back) costs more than running it. On the loop it gets INLINE_TIMEOUT_MS;
+# past that it runs again in a thread with the full timeout (a read may run twice).
 INLINE_BELOW = 0.001
+THREAD_QUICK = 0.005
 INLINE_TIMEOUT_MS = 20
 _REMEMBERED = 4096  # traversal texts whose last duration is kept
 
@@ -177,7 +179,7 @@ class GraphersalBackend:
         values, took = await loop.run_in_executor(self._pool, self._timed, rendered, params)
         if len(self._quick) >= _REMEMBERED:
             self._quick.clear()
-        self._quick[key] = took < INLINE_BELOW
+        self._quick[key] = took < THREAD_QUICK
         return values
 
     def _timed(self, rendered: Rendered, bindings: dict[str, Any]) -> tuple[list[Any], float]:

@@ -11,7 +11,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,6 +20,17 @@ _RENAMED = {"query": "original", "action": "verdict"}
 FLUSH_DELAY = 0.01  # seconds: on an event loop, lines are rendered and written this often
 _UTC = datetime.UTC
 log = logging.getLogger("query_guard.audit")
+
+
+def _encoder() -> Callable[[Any], str]:
+    """`json.dumps(value, ensure_ascii=False, default=str)` without building an encoder per
+    call: CPython's C encoder, made once (no circular-reference bookkeeping: a record is a
+    tree, and a cycle still ends in RecursionError)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.JSONEncoder(ensure_ascii=False, default=str).encode
+    chunks = make(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(chunks(value, 0))
 
 
 class AuditLog:
@@ -32,7 +43,7 @@ class AuditLog:
     Called elsewhere, each line is rendered and written at once. Lines are what structlog's
     `TimeStamper(fmt="iso", utc=True)` and `JSONRenderer(ensure_ascii=False, default=str)`
     made of the event (its keys in order, then `event`, then `timestamp`), rendered by one
-    reused `json.JSONEncoder`.
+    reused JSON encoder.
 
     Query parameters are left out unless `include_parameters` (they may hold personal data).
     """
@@ -51,7 +62,7 @@ class AuditLog:
         self._pending: list[tuple[dict[str, Any], float]] = []
         self._flush_pending = False
         self.include_parameters = include_parameters
-        self._encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+        self._encode = _encoder()
 
     def __call__(self, event: Mapping[str, Any]) -> None:
         kept = (dict(event), time.time())  # the record is the runner's: a shallow copy
