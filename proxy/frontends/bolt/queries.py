@@ -57,7 +57,8 @@ class QueryHandler:
                     "tx_metadata": tx_metadata},
         )  # fmt: skip
         try:
-            outcome = await within(conv.ctx.runner.run(req), limit)
+            run = conv.ctx.runner.run(req)
+            outcome = await (run if limit is None else within(run, limit))
         except ClientTimeout as exc:
             await conv.fail_work(CLIENT_TIMEOUT_CODE, str(exc))
             return
@@ -130,7 +131,8 @@ class QueryHandler:
             await conv.fail_work(CLIENT_TIMEOUT_CODE, result.deadline.message)
             return
         try:
-            done = await within(self.pump.run(result, n, discard), result.deadline)
+            pump = self.pump.run(result, n, discard)
+            done = await (pump if result.deadline is None else within(pump, result.deadline))
         except ClientTimeout as exc:
             await conv.fail_work(CLIENT_TIMEOUT_CODE, str(exc))
             return
