@@ -199,10 +199,14 @@ def render(results: list[dict], rev: str, rounds: int, seconds: float, load: str
             spread = f"{min(p[0] for p in points):.0f} to {max(p[0] for p in points):.0f}"
             rows.append(f"| {result['label']} | {name} | {us:.0f} | {spread} | {qps:.0f} |")
         (this_us, this_q), (base_us, base_q) = medians
+        this_runs, base_runs = result["runs"].values()
+        paired = sorted(t[0] / b[0] for t, b in zip(this_runs, base_runs, strict=True))
         lines.append(
             f"- {result['label']}: this build spends {this_us / base_us:.2f}x the CPU per "
-            f"query of {rev} ({this_us - base_us:+.0f} µs); throughput {this_q / base_q:.2f}x "
-            "(wall clock, so it moves with the machine's other work)."
+            f"query of {rev} ({this_us - base_us:+.0f} µs); round by round (each round runs "
+            f"both, back to back) {statistics.median(paired):.2f}x, from {paired[0]:.2f}x to "
+            f"{paired[-1]:.2f}x; throughput {this_q / base_q:.2f}x (wall clock, so it moves "
+            "with the machine's other work)."
         )
     return (
         f"{SECTION}\n\n"
