@@ -23,7 +23,6 @@ _I64 = struct.Struct(">q")
 _F64 = struct.Struct(">d")
 _REQUEST_HEADER = struct.Struct(">BQQ")  # version byte, request id high and low 64 bits
 NULL, INT, LONG, STRING, DOUBLE, LIST, MAP, BOOLEAN = 0xFE, 1, 2, 3, 7, 9, 10, 0x27
-TRAVERSER = 0x21
 _NULL_BYTES = bytes([NULL, 0x01])
 
 
