@@ -2,7 +2,8 @@
 
 A guarded traversal AST is printed in graphersal's dialect
 (`query_guard.gremlin.graphersal_dialect`) and executed in a worker thread (graphersal
-releases the GIL), under graphersal's read-only access policy when `[guard] read_only` (a
+releases the GIL) — or on the event loop when its last run was quicker than the hand-off
+(`INLINE_BELOW`) —, under graphersal's read-only access policy when `[guard] read_only` (a
 second line of defence behind `gremlin_read_only`) and an evaluation timeout. Results are
 converted to gremlinpython's types (Vertex, Edge) so the Gremlin front's serializers carry
 them as Gremlin Server would.
@@ -19,6 +20,7 @@ import datetime as dt
 import json
 import logging
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Mapping, Sequence
@@ -47,6 +49,19 @@ SNAPSHOT = "graph.gsnap"
 INT_IDS = "graph.int-ids"  # beside the snapshot: the GraphSON's ids were integers
 # binding values graphersal takes as parameters; others are printed into the script
 _PARAMETER_TYPES = (int, float, str, bool, type(None), uuid.UUID, dt.datetime, dt.date)
+# A read-only traversal whose last run took less than INLINE_BELOW seconds on the loop (or
+# THREAD_QUICK in a worker thread, whose time includes waiting for the GIL back while the loop
+# is busy) runs on the event loop: handing it to a worker thread (a queue, two thread
+# switches, the GIL back) costs more than running it. On the loop it gets INLINE_TIMEOUT_MS;
+# past that it runs again in a thread with the full timeout (a read may run twice).
+INLINE_BELOW = 0.001
+THREAD_QUICK = 0.005
+INLINE_TIMEOUT_MS = 20
+_REMEMBERED = 4096  # traversal texts whose last duration is kept
+
+
+class _TooSlow(Exception):
+    """An inline run passed INLINE_TIMEOUT_MS."""
 
 
 class GremlinBackendError(BackendError):
@@ -77,6 +92,8 @@ class GraphersalBackend:
         # the evaluation timeout is an option the proxy itself sets on every traversal
         self._policy = base.allow("update", "option")
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="graphersal")
+        self._quick: dict[str, bool] = {}  # script -> its last run took < INLINE_BELOW
+        self._renders: dict[int, tuple[ast.Traversal, Rendered, Any]] = {}  # by id(traversal)
 
     @classmethod
     def open(
@@ -117,25 +134,63 @@ class GraphersalBackend:
     ) -> list[Any]:
         params = {k: v for k, v in (bindings or {}).items() if isinstance(v, _PARAMETER_TYPES)}
         inline = {k: v for k, v in (bindings or {}).items() if k not in params}
-        try:
-            rendered = render(traversal, inline)
-        except Unsupported as exc:
-            raise GremlinBackendError(str(exc), code="Gremlin.Unsupported") from exc
-        loop = asyncio.get_running_loop()
-        values = await loop.run_in_executor(self._pool, self._run, rendered, params)
-        shape = shape_of(traversal)
+        rendered, shape = self._rendered(traversal, inline)
+        values = await self._execute(rendered, params)
         values = [reshape(to_gremlin(v, self.int_ids), shape, self._ident) for v in values]
         if self.int_ids and shape is None:
             keys = id_keys(traversal)
             values = [with_ids(v, keys, self._ident) for v in values]
         return finish(values, rendered.terminal)
 
+    def _rendered(self, traversal: ast.Traversal, inline: dict[str, Any]) -> tuple[Rendered, Any]:
+        """The traversal in graphersal's dialect and its result shape; kept for a traversal
+        object seen before (the runner's parse cache hands a repeated one out again)."""
+        kept = None if inline else self._renders.get(id(traversal))
+        if kept is not None and kept[0] is traversal:
+            return kept[1], kept[2]
+        try:
+            rendered = render(traversal, inline)
+        except Unsupported as exc:
+            raise GremlinBackendError(str(exc), code="Gremlin.Unsupported") from exc
+        shape = shape_of(traversal)
+        if not inline:
+            if len(self._renders) >= _REMEMBERED:
+                self._renders.clear()
+            self._renders[id(traversal)] = (traversal, rendered, shape)
+        return rendered, shape
+
     def _ident(self, value: Any) -> Any:
         return _id(value, self.int_ids)
 
-    def _run(self, rendered: Rendered, bindings: dict[str, Any]) -> list[Any]:
+    async def _execute(self, rendered: Rendered, params: dict[str, Any]) -> list[Any]:
+        """The traversal's values: on the loop when it is known to be quick, else in a
+        worker thread."""
+        key = rendered.script
+        if self.read_only and self.timeout_ms > INLINE_TIMEOUT_MS and self._quick.get(key):
+            started = time.perf_counter()
+            try:
+                values = self._run(rendered, params, INLINE_TIMEOUT_MS)
+            except _TooSlow:
+                self._quick[key] = False
+            else:
+                self._quick[key] = time.perf_counter() - started < INLINE_BELOW
+                return values
+        loop = asyncio.get_running_loop()
+        values, took = await loop.run_in_executor(self._pool, self._timed, rendered, params)
+        if len(self._quick) >= _REMEMBERED:
+            self._quick.clear()
+        self._quick[key] = took < THREAD_QUICK
+        return values
+
+    def _timed(self, rendered: Rendered, bindings: dict[str, Any]) -> tuple[list[Any], float]:
+        started = time.perf_counter()
+        values = self._run(rendered, bindings)
+        return values, time.perf_counter() - started
+
+    def _run(self, rendered: Rendered, bindings: dict[str, Any], inline_ms: int = 0) -> list[Any]:
         body = rendered.script[2:]
-        script = f'g.with("evaluationTimeout", {self.timeout_ms}).' + body
+        timeout_ms = inline_ms or self.timeout_ms
+        script = f'g.with("evaluationTimeout", {timeout_ms}).' + body
         try:
             try:
                 return list(self.graph.execute(script, bindings, policy=self._policy) or ())
@@ -152,6 +207,8 @@ class GraphersalBackend:
             ) from exc
         except gs.GraphersalError as exc:
             if "exceeded evaluationTimeout" in str(exc):  # its own evaluation timeout fired
+                if inline_ms:
+                    raise _TooSlow from exc
                 error = timeout_error(self.timeout_ms, f"graphersal: {_first_line(exc)}")
                 raise GremlinBackendError(error.message, code=error.code) from exc
             raise GremlinBackendError(_first_line(exc), code="Gremlin.Evaluation") from exc

@@ -86,6 +86,7 @@ class Runner:
         self.pool = pool
         self.on_query = on_query
         self.on_result = on_result
+        self._ids = QueryIds()
 
     def route(self, language: str, database: str | None = None) -> Route | None:
         """The route of `language`, or of its graph named `database` when the language has
@@ -108,7 +109,7 @@ class Runner:
         return await judge(route.guard, text, parameters, self.limits, self.pool)
 
     async def run(self, req: QueryRequest) -> Outcome:
-        req.id = req.id or secrets.token_hex(8)
+        req.id = req.id or self._ids.next()
         record = new_record(req)
         record["detail"]["id"] = req.id
         started = time.perf_counter()
@@ -192,6 +193,24 @@ class Runner:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown()
+
+
+class QueryIds:
+    """Query ids: 16 hex digits from the system's random source (as `secrets.token_hex(8)`),
+    read 4 KiB at a time (one system call per 512 queries, not one per query)."""
+
+    SIZE, BATCH = 8, 512
+
+    def __init__(self) -> None:
+        self._pool = b""
+        self._at = 0
+
+    def next(self) -> str:
+        at = self._at
+        if at >= len(self._pool):
+            self._pool, at = secrets.token_bytes(self.SIZE * self.BATCH), 0
+        self._at = at + self.SIZE
+        return self._pool[at : at + self.SIZE].hex()
 
 
 def read_access(verdict: Verdict) -> Verdict:

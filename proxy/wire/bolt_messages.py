@@ -13,10 +13,13 @@ from typing import Any
 from query_guard.wire.bolt_values import ValueCodec
 from query_guard.wire.packstream import (
     InvalidValue,
+    Packed,
     PackStreamError,
     TooManyValues,
     Unpacker,
     pack,
+    pack_str,
+    packb,
 )
 
 MAX_CHUNK = 0xFFFF
@@ -175,9 +178,44 @@ def frame(out: bytearray, body: bytes | bytearray) -> None:
 
 
 def success(metadata: dict[str, Any], codec: ValueCodec) -> bytes:
+    """SUCCESS {metadata}, framed. Every query's path writes two: their keys come from a
+    small set (`_KEYS`, encoded once) and most values are text, small integers or `Packed`
+    fragments, written here without a call of `pack` each."""
+    size = len(metadata)
+    if size >= 0x10:
+        out = bytearray()
+        encode_message(out, SUCCESS, [metadata], codec)
+        return bytes(out)
+    body = bytearray(b"\xb1\x70")
+    body.append(0xA0 + size)
+    for key, value in metadata.items():
+        encoded = _KEYS.get(key)
+        if encoded is None:
+            if type(key) is not str:
+                raise PackStreamError(f"map keys must be strings, not {type(key).__name__}")
+            pack_str(body, key)
+        else:
+            body += encoded
+        kind = type(value)
+        if kind is str:
+            pack_str(body, value)
+        elif kind is int and -0x10 <= value < 0x80:
+            body.append(value & 0xFF)
+        elif kind is Packed:
+            body += value
+        else:
+            pack(body, value, codec.dehydrate, 1)
     out = bytearray()
-    encode_message(out, SUCCESS, [metadata], codec)
+    frame(out, body)
     return bytes(out)
+
+
+_KEYS = {
+    key: packb(key)
+    for key in ("fields", "t_first", "qid", "type", "t_last", "db", "qg_id", "statuses",
+                "notifications", "stats", "plan", "bookmark", "has_more", "server",
+                "connection_id", "hints")
+}  # fmt: skip
 
 
 def failure(metadata: dict[str, Any], codec: ValueCodec) -> bytes:

@@ -32,6 +32,7 @@ from gremlin_python.process.traversal import (
 from gremlin_python.structure.graph import Path
 from gremlin_python.structure.io import graphbinaryV1, graphsonV3d0
 
+from query_guard.wire.graphbinary_fast import plain_request, write_value
 from query_guard.wire.graphbinary_requests import Lambda, request_reader
 
 GRAPHBINARY = "application/vnd.graphbinary-v1.0"
@@ -94,6 +95,10 @@ def decode_request(frame: bytes) -> Request:
 
 
 def _graphbinary_request(payload: bytes) -> Request:
+    try:  # the common request (strings, numbers, maps, lists) without gremlinpython's reader
+        return Request(*plain_request(payload), GRAPHBINARY)
+    except Exception:  # anything else, or malformed: read (and refused) as it always was
+        pass
     reader = request_reader()
     buf = io.BytesIO(payload)
     request_id: uuid.UUID | None = None
@@ -375,7 +380,7 @@ def _graphbinary_response(
     for table in (attributes, meta):
         out += _INT32.pack(len(table))
         for k, v in table.items():
-            writer.to_dict(k, out)
-            writer.to_dict(v, out)
-    writer.to_dict(data, out)
+            write_value(out, k, writer.to_dict)
+            write_value(out, v, writer.to_dict)
+    write_value(out, data, writer.to_dict)
     return bytes(out)

@@ -74,6 +74,7 @@ class BoltProtocol(asyncio.Protocol):
         self._idle: asyncio.TimerHandle | None = None
         self._last_message = 0.0  # loop time of the last complete message (or of its answer)
         self._busy = False  # a request is being handled: not idle however long it takes
+        self._loop: asyncio.AbstractEventLoop  # set by connection_made (read per message)
         # shutting down: close once between transactions (a client never loses a commit)
         self.draining = False
 
@@ -82,6 +83,7 @@ class BoltProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports do not subclass asyncio.Transport: no isinstance check
         self.transport = transport  # type: ignore[assignment]
+        self._loop = asyncio.get_running_loop()
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.host = str(peer[0]) if isinstance(peer, tuple) else self.peer
@@ -90,7 +92,7 @@ class BoltProtocol(asyncio.Protocol):
         if refused:
             self.abort(refused)
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         self._timer = loop.call_later(self._handshake_timeout, self._handshake_expired)
         self._last_message = loop.time()
         idle = self.ctx.limits.idle_timeout
@@ -135,7 +137,7 @@ class BoltProtocol(asyncio.Protocol):
             self.abort(f"framing error: {exc}")
             return
         if frames:
-            self._last_message = asyncio.get_running_loop().time()
+            self._last_message = self._loop.time()
         for frame in frames:
             # Peek at the signature: RESET interrupts whatever is queued before it.
             if frame[:2] == b"\xb0\x0f" and self.session is not None:
@@ -284,7 +286,7 @@ class BoltProtocol(asyncio.Protocol):
                     await session.handle(request)
                 finally:
                     self._busy = False
-                    self._last_message = asyncio.get_running_loop().time()
+                    self._last_message = self._loop.time()
         except asyncio.CancelledError:
             pass
         except Exception:

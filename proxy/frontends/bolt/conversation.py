@@ -21,6 +21,9 @@ from query_guard.wire.bolt_handshake import Version
 from query_guard.wire.bolt_values import ValueCodec
 
 log = logging.getLogger("query_guard.bolt")
+_FILTER_KEYS = frozenset({"notifications_minimum_severity",
+                          "notifications_disabled_classifications",
+                          "notifications_disabled_categories"})  # fmt: skip
 
 
 @dataclass
@@ -29,6 +32,8 @@ class NotificationFilter:
     disabled: set[str] = field(default_factory=set)
 
     def updated(self, extra: dict[str, Any]) -> NotificationFilter:
+        if not _FILTER_KEYS.intersection(extra):  # nothing changes (nothing mutates a filter)
+            return self
         severity = extra.get("notifications_minimum_severity", self.min_severity)
         disabled = extra.get(
             "notifications_disabled_classifications",

@@ -34,6 +34,7 @@ class QueryHandler:
     def __init__(self, conv: Conversation) -> None:
         self.conv = conv
         self.pump = ResultPump(conv)
+        self.version = f"{conv.version[0]}.{conv.version[1]}"  # the audit's bolt_version
 
     # -- RUN ------------------------------------------------------------------------------
 
@@ -52,12 +53,12 @@ class QueryHandler:
             # clients may attach the natural-language question as tx metadata (DESIGN §6)
             question=_question(tx_metadata), database=database,
             tx=conv.tx if in_tx else None, client=conv.client, user=conv.user,
-            detail={"connection_id": conv.connection_id,
-                    "bolt_version": f"{conv.version[0]}.{conv.version[1]}",
+            detail={"connection_id": conv.connection_id, "bolt_version": self.version,
                     "tx_metadata": tx_metadata},
         )  # fmt: skip
         try:
-            outcome = await within(conv.ctx.runner.run(req), limit)
+            run = conv.ctx.runner.run(req)
+            outcome = await (run if limit is None else within(run, limit))
         except ClientTimeout as exc:
             await conv.fail_work(CLIENT_TIMEOUT_CODE, str(exc))
             return
@@ -87,12 +88,13 @@ class QueryHandler:
         filters = (conv.tx_filter if in_tx else conv.filter).updated(extra)
         qid = conv.next_qid if in_tx else -1
         conv.next_qid += in_tx
+        fields = list(stream.keys)
         conv.results[qid] = OpenResult(
-            stream, list(stream.keys), qid, outcome.verdict, filters, database, in_tx,
+            stream, fields, qid, outcome.verdict, filters, database, in_tx,
             raw=raw_source(stream, conv.version), seen=Seen(req, outcome),
         )  # fmt: skip
         conv.last_qid = qid
-        meta: dict[str, Any] = {"fields": list(stream.keys), "t_first": outcome.backend_ms}
+        meta: dict[str, Any] = {"fields": fields, "t_first": outcome.backend_ms}
         if in_tx:
             meta["qid"] = qid
         conv.state = State.TX_STREAMING if in_tx else State.STREAMING
@@ -129,7 +131,8 @@ class QueryHandler:
             await conv.fail_work(CLIENT_TIMEOUT_CODE, result.deadline.message)
             return
         try:
-            done = await within(self.pump.run(result, n, discard), result.deadline)
+            pump = self.pump.run(result, n, discard)
+            done = await (pump if result.deadline is None else within(pump, result.deadline))
         except ClientTimeout as exc:
             await conv.fail_work(CLIENT_TIMEOUT_CODE, str(exc))
             return

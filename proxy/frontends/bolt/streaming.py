@@ -17,6 +17,7 @@ from query_guard.clock import elapsed_ms
 from query_guard.frontends.bolt import diagnostics as diag
 from query_guard.frontends.bolt.conversation import Conversation, OpenResult
 from query_guard.run.cuts import result_size_finding
+from query_guard.run.seen import Seen
 from query_guard.wire import bolt_messages as m
 from query_guard.wire.bolt_values import ValueCodec
 
@@ -69,7 +70,10 @@ class ResultPump:
             else:
                 rows = await stream.fetch(ask)
                 if rows and result.records == 0 and result.seen is not None:
-                    result.seen = replace(result.seen, first_row=rows[0])
+                    seen = result.seen  # built, not `replace`d: this is every query's path
+                    result.seen = Seen(
+                        seen.request, seen.outcome, seen.rows, rows[0], seen.cut, seen.read_error
+                    )
                 data, sizes = _encoded(rows, conv.codec)
             got = len(sizes)
             sent, cut = _within(sizes, rows_left, max_bytes - result.bytes if max_bytes else -1)
@@ -103,7 +107,9 @@ class ResultPump:
         if seen is None:
             return
         cut = discarded or any(f.code == "LIM.RESULT_SIZE" for f in result.verdict.findings)
-        self.conv.ctx.runner.finished(replace(seen, rows=result.records, cut=cut))
+        self.conv.ctx.runner.finished(
+            Seen(seen.request, seen.outcome, result.records, seen.first_row, cut, seen.read_error)
+        )
 
     async def _cut(self, result: OpenResult, reason: str) -> None:
         """Stop a result at a cap: drop the rest upstream, warn in its summary."""
