@@ -25,18 +25,14 @@ from lark import Lark, Token
 from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
+from query_guard.cypher.lalr_lexer import state_lexers
+
 __all__ = ["Fallback", "LalrDriver"]
 
 # a state's action on a symbol: an int is "shift to / go to that state", a tuple is
 # "reduce by a rule": (number of values it pops, its callback, the rule's symbol); no
 # callback: a one-symbol rule that passes its value through (lark's `?rule` inlining)
 _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
-# what one state's lexer is: its regex matchers (tried in order), ignored terminals,
-# terminals that may hold a line break, token callbacks by terminal
-_Lexer = tuple[
-    tuple[Callable[..., Any], ...], frozenset[str], frozenset[str], dict[str, Callable[..., Any]]
-]
-
 _new_str = str.__new__
 
 
@@ -75,7 +71,7 @@ class LalrDriver:
         # reductions that lookahead makes there: filled as queries meet them (a cache)
         self._passes: dict[tuple[int, int, str], int] = {}
         self._token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
-        self._lexers = _state_lexers(frontend.lexer.lexers)
+        self._lexers = state_lexers(frontend.lexer.lexers)
 
     def parse(self, text: str, tokens: list[Token] | None = None) -> Any:
         """The value lark's parse of `text` returns; every token lexed is appended to
@@ -104,13 +100,10 @@ class LalrDriver:
             kind = "$END"
             token: Any = None
             if pos < end:  # lark's BasicLexer.next_token, for the state on top of the stack
-                matchers, ignore, newline, lex_callbacks = lexers[states[-1]]
+                by_char, whole, ignore, newline, keywords, lex_callbacks = lexers[states[-1]]
                 while pos < end:
-                    for match in matchers:
-                        found = match(text, pos)
-                        if found:
-                            break
-                    else:
+                    found = by_char.get(text[pos], whole)(text, pos)
+                    if found is None:
                         raise Fallback  # lark raises UnexpectedCharacters
                     value = found.group(0)
                     type_ = found.lastgroup
@@ -125,6 +118,13 @@ class LalrDriver:
                         if type_ in lex_callbacks:
                             raise Fallback  # lark would call it on the ignored token
                         continue
+                    callback = None
+                    if type_ in lex_callbacks:
+                        table = keywords[type_]
+                        if table is not None and value.isascii():
+                            type_ = table[0].get(value) or table[1].get(value.upper(), type_)
+                        else:
+                            callback = lex_callbacks[type_]
                     token = _new_str(Token, value)
                     token.type = type_
                     token.start_pos = start
@@ -134,8 +134,8 @@ class LalrDriver:
                     token.end_line = line
                     token.end_column = pos - line_start + 1
                     token.end_pos = pos
-                    if type_ in lex_callbacks:
-                        token = lex_callbacks[type_](token)
+                    if callback is not None:
+                        token = callback(token)
                         if not isinstance(token, Token):
                             raise Fallback
                     kind = token.type
@@ -186,18 +186,3 @@ class LalrDriver:
             top = actions[below][action[2]]  # type: ignore[index,assignment]
             if kind == "$END" and top == self._end:
                 return top
-
-
-def _state_lexers(by_state: dict[int, Any]) -> dict[int, _Lexer]:
-    """Each parser state's lexer as the loop reads it, built once per distinct lark lexer."""
-    built: dict[int, _Lexer] = {}
-    out: dict[int, _Lexer] = {}
-    for state, lexer in by_state.items():
-        entry = built.get(id(lexer))
-        if entry is None:
-            scanner = lexer.scanner  # builds lark's scanner and its callbacks
-            matchers = tuple(mre.match for mre in scanner._mres)
-            entry = (matchers, lexer.ignore_types, lexer.newline_types, dict(lexer.callback))
-            built[id(lexer)] = entry
-        out[state] = entry
-    return out
