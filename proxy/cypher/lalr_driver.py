@@ -67,9 +67,9 @@ class LalrDriver:
                         reductions[arg] = (size, callback, arg.origin.name)
                     actions[symbol] = reductions[arg]
             self._actions[state] = actions
-        # (state below, top state, lookahead) -> the top state after the pass-through
-        # reductions that lookahead makes there: filled as queries meet them (a cache)
-        self._passes: dict[tuple[int, int, str], int] = {}
+        # (state below, top state, lookahead) -> the top state after the one-value reductions
+        # that lookahead makes there, and their callbacks: filled as queries meet them
+        self._passes: dict[tuple[int, int, str], tuple[int, tuple[Callable[..., Any], ...]]] = {}
         self._token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
         self._lexers = state_lexers(frontend.lexer.lexers)
 
@@ -153,14 +153,20 @@ class LalrDriver:
                     values.append(token if callback is None else callback(token))
                     break
                 size, callback, origin = action  # type: ignore[misc]
-                if callback is None:  # the one value stays; only the state changes
-                    # a run of such reductions pops and replaces only the top state, so its
-                    # end depends on the state below, the top and the lookahead alone
+                if size == 1:  # the state below stays: a run of one-value reductions
+                    # pops and replaces only the top state (and value), so where it ends and
+                    # which callbacks it calls depend on the state below, the top and the
+                    # lookahead alone
                     key = (states[-2], states[-1], kind)
-                    top = passes.get(key)
-                    if top is None:
-                        top = passes[key] = self._pass_through(key)
-                    states[-1] = top
+                    run = passes.get(key)
+                    if run is None:
+                        run = passes[key] = self._one_value_run(key)
+                    states[-1], calls = run
+                    if calls:
+                        value = values[-1]
+                        for call in calls:
+                            value = call([value])
+                        values[-1] = value
                 elif size:
                     children = values[-size:]
                     del states[-size:]
@@ -174,15 +180,19 @@ class LalrDriver:
                     return values[-1]
         raise Fallback  # pragma: no cover - the loop returns or raises
 
-    def _pass_through(self, key: tuple[int, int, str]) -> int:
-        """Apply pass-through reductions on lookahead `kind` while the top state's action is
-        one, the state below staying put; stop at the accepting state (for `$END`)."""
+    def _one_value_run(self, key: tuple[int, int, str]) -> tuple[int, tuple[Callable[..., Any], ...]]:
+        """Apply one-value reductions on lookahead `kind` while the top state's action is one,
+        the state below staying put; stop at the accepting state (for `$END`). The top state
+        it ends in and the callbacks it calls, in order (pass-through reductions call none)."""
         below, top, kind = key
         actions = self._actions
+        calls: list[Callable[..., Any]] = []
         while True:
             action = actions[top].get(kind)
-            if action is None or action.__class__ is int or action[1] is not None:  # type: ignore[index]
-                return top
+            if action is None or action.__class__ is int or action[0] != 1:  # type: ignore[index]
+                return top, tuple(calls)
+            if action[1] is not None:  # type: ignore[index]
+                calls.append(action[1])  # type: ignore[index]
             top = actions[below][action[2]]  # type: ignore[index,assignment]
             if kind == "$END" and top == self._end:
-                return top
+                return top, tuple(calls)
