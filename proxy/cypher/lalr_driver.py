@@ -25,6 +25,7 @@ from lark import Lark, Token
 from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
+from query_guard.cypher.lalr_filters import lean_callback
 from query_guard.cypher.lalr_lexer import state_lexers
 
 __all__ = ["Fallback", "LalrDriver"]
@@ -64,6 +65,8 @@ class LalrDriver:
                         size, callback = len(arg.expansion), callbacks[arg]
                         if size == 1 and type(callback) is ExpandSingleChild:
                             callback = None
+                        else:
+                            callback = lean_callback(callback, size)
                         reductions[arg] = (size, callback, arg.origin.name)
                     actions[symbol] = reductions[arg]
             self._actions[state] = actions
