@@ -108,8 +108,18 @@ class LalrDriver:
                     found = by_char.get(text[pos], whole)(text, pos)
                     if found is None:
                         raise Fallback  # lark raises UnexpectedCharacters
-                    value = found.group(0)
+                    value = found.group()
                     type_ = found.lastgroup
+                    if type_ in ignore:
+                        if type_ in lex_callbacks:
+                            raise Fallback  # lark would call it on the ignored token
+                        if type_ in newline:
+                            breaks = value.count("\n")
+                            if breaks:
+                                line += breaks
+                                line_start = pos + value.rindex("\n") + 1
+                        pos += len(value)
+                        continue
                     start, start_line, column = pos, line, pos - line_start + 1
                     if type_ in newline:
                         breaks = value.count("\n")
@@ -117,15 +127,14 @@ class LalrDriver:
                             line += breaks
                             line_start = pos + value.rindex("\n") + 1
                     pos += len(value)
-                    if type_ in ignore:
-                        if type_ in lex_callbacks:
-                            raise Fallback  # lark would call it on the ignored token
-                        continue
                     callback = None
                     if type_ in lex_callbacks:
                         table = keywords[type_]
                         if table is not None and value.isascii():
-                            type_ = table[0].get(value) or table[1].get(value.upper(), type_)
+                            exact, folded = table
+                            type_ = (exact and exact.get(value)) or folded.get(
+                                value.upper(), type_
+                            )
                         else:
                             callback = lex_callbacks[type_]
                     token = _new_str(Token, value)
@@ -152,8 +161,10 @@ class LalrDriver:
                     if token is None:
                         raise Fallback
                     states.append(action)  # type: ignore[arg-type]
-                    callback = token_callbacks.get(kind)
-                    values.append(token if callback is None else callback(token))
+                    if token_callbacks and kind in token_callbacks:
+                        values.append(token_callbacks[kind](token))
+                    else:
+                        values.append(token)
                     break
                 size, callback, origin = action  # type: ignore[misc]
                 if size == 1:  # the state below stays: a run of one-value reductions
