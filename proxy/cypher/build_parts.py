@@ -87,12 +87,14 @@ def span_of(children: Sequence[Any]) -> Span:
     if type(first) is Token:
         start = first.start_pos
     else:
-        if first is None or first == []:
+        # `is None or == []` without calling a node's dataclass __eq__ (a child is a token,
+        # a node, a list or None)
+        if first is None or (type(first) is list and not first):
             first = next(c for c in children if c is not None and c != [])
         start = start_of(first)
     if type(last) is Token:
         return start, last.end_pos  # type: ignore[return-value]
-    if last is None or last == []:
+    if last is None or (type(last) is list and not last):
         last = next(c for c in reversed(children) if c is not None and c != [])
     return start, end_of(last)  # type: ignore[return-value]
 
