@@ -34,6 +34,9 @@ __all__ = ["Fallback", "LalrDriver"]
 # "reduce by a rule": (number of values it pops, its callback, the rule's symbol); no
 # callback: a one-symbol rule that passes its value through (lark's `?rule` inlining)
 _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
+# where a run of one-value reductions ends (the top state) and the callbacks it calls
+_Run = tuple[int, tuple[Callable[[list[Any]], Any], ...]]
+
 _new_str = str.__new__
 
 
@@ -72,7 +75,7 @@ class LalrDriver:
             self._actions[state] = actions
         # (state below, top state, lookahead) -> the top state after the one-value reductions
         # that lookahead makes there, and their callbacks: filled as queries meet them
-        self._passes: dict[tuple[int, int, str], tuple[int, tuple[Callable[..., Any], ...]]] = {}
+        self._passes: dict[tuple[int, int, str], _Run] = {}
         self._token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
         self._lexers = state_lexers(frontend.lexer.lexers)
 
@@ -132,9 +135,7 @@ class LalrDriver:
                         table = keywords[type_]
                         if table is not None and value.isascii():
                             exact, folded = table
-                            type_ = (exact and exact.get(value)) or folded.get(
-                                value.upper(), type_
-                            )
+                            type_ = (exact and exact.get(value)) or folded.get(value.upper(), type_)
                         else:
                             callback = lex_callbacks[type_]
                     token = _new_str(Token, value)
@@ -194,7 +195,7 @@ class LalrDriver:
                     return values[-1]
         raise Fallback  # pragma: no cover - the loop returns or raises
 
-    def _one_value_run(self, key: tuple[int, int, str]) -> tuple[int, tuple[Callable[..., Any], ...]]:
+    def _one_value_run(self, key: tuple[int, int, str]) -> _Run:
         """Apply one-value reductions on lookahead `kind` while the top state's action is one,
         the state below staying put; stop at the accepting state (for `$END`). The top state
         it ends in and the callbacks it calls, in order (pass-through reductions call none)."""

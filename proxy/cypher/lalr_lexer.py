@@ -89,7 +89,8 @@ def _first(items: Any, flags: int) -> tuple[frozenset[str], bool]:
 
 def _starts(regexp: str, flags: int) -> frozenset[str]:
     """The ASCII characters a match of `regexp` may start with (all if it may be empty)."""
-    chars, empty = _first(sre_parse.parse(regexp, flags).data, flags)
+    parsed = sre_parse.parse(regexp, flags)  # its state's flags add re.UNICODE for a str
+    chars, empty = _first(parsed.data, parsed.state.flags)
     return _ANY if empty else chars
 
 
