@@ -123,17 +123,22 @@ def state_lexers(by_state: dict[int, Any]) -> dict[int, StateLexer]:
     """Each parser state's lexer as the driver reads it, built once per distinct lark lexer;
     the split alternations are compiled once per distinct list of terminals."""
     compiled: dict[tuple[str, ...], Callable[..., Any]] = {}
+    starts: dict[str, frozenset[str]] = {}  # by terminal: what its pattern may start with
     built: dict[int, StateLexer] = {}
     out: dict[int, StateLexer] = {}
     for state, lexer in by_state.items():
         entry = built.get(id(lexer))
         if entry is None:
-            entry = built[id(lexer)] = _state_lexer(lexer, compiled)
+            entry = built[id(lexer)] = _state_lexer(lexer, compiled, starts)
         out[state] = entry
     return out
 
 
-def _state_lexer(lexer: Any, compiled: dict[tuple[str, ...], Callable[..., Any]]) -> StateLexer:
+def _state_lexer(
+    lexer: Any,
+    compiled: dict[tuple[str, ...], Callable[..., Any]],
+    starts: dict[str, frozenset[str]],
+) -> StateLexer:
     scanner = lexer.scanner  # builds lark's scanner and its callbacks
     (whole,) = scanner._mres  # one alternation (lark splits only past 100 groups)
     flags = scanner.g_regex_flags
@@ -142,7 +147,9 @@ def _state_lexer(lexer: Any, compiled: dict[tuple[str, ...], Callable[..., Any]]
         key=lambda t: whole.groupindex[t.name],
     )
     regexps = {t.name: t.pattern.to_regexp() for t in terminals}
-    starts = {t.name: _starts(regexps[t.name], flags) for t in terminals}
+    for t in terminals:
+        if t.name not in starts:  # a terminal's pattern is the same in every state
+            starts[t.name] = _starts(regexps[t.name], flags)
     by_char: dict[str, Callable[..., Any]] = {}
     for char in _ASCII:
         names = tuple(t.name for t in terminals if char in starts[t.name])
