@@ -34,8 +34,9 @@ __all__ = ["Fallback", "LalrDriver"]
 # "reduce by a rule": (number of values it pops, its callback, the rule's symbol); no
 # callback: a one-symbol rule that passes its value through (lark's `?rule` inlining)
 _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
-# where a run of one-value reductions ends (the top state) and the callbacks it calls
-_Run = tuple[int, tuple[Callable[[list[Any]], Any], ...]]
+# where a run of one-value reductions ends (the top state), the callbacks it calls and the
+# action the lookahead has in that state
+_Run = tuple[int, tuple[Callable[[list[Any]], Any], ...], _Action | None]
 
 _new_str = str.__new__
 
@@ -154,8 +155,8 @@ class LalrDriver:
                     kind = token.type
                     tokens.append(token)
                     break
+            action = actions[states[-1]].get(kind)
             while True:
-                action = actions[states[-1]].get(kind)
                 if action is None:
                     raise Fallback
                 if action.__class__ is int:
@@ -169,20 +170,23 @@ class LalrDriver:
                     break
                 size, callback, origin = action  # type: ignore[misc]
                 if size == 1:  # the state below stays: a run of one-value reductions
-                    # pops and replaces only the top state (and value), so where it ends and
-                    # which callbacks it calls depend on the state below, the top and the
-                    # lookahead alone
+                    # pops and replaces only the top state (and value), so where it ends,
+                    # which callbacks it calls and the action that follows depend on the
+                    # state below, the top and the lookahead alone
                     key = (states[-2], states[-1], kind)
                     run = passes.get(key)
                     if run is None:
                         run = passes[key] = self._one_value_run(key)
-                    states[-1], calls = run
+                    states[-1], calls, action = run
                     if calls:
                         value = values[-1]
                         for call in calls:
                             value = call([value])
                         values[-1] = value
-                elif size:
+                    if token is None and states[-1] == end_state:
+                        return values[-1]
+                    continue
+                if size:
                     children = values[-size:]
                     del states[-size:]
                     del values[-size:]
@@ -193,6 +197,7 @@ class LalrDriver:
                     values.append(callback([]))
                 if token is None and states[-1] == end_state:
                     return values[-1]
+                action = actions[states[-1]].get(kind)
         raise Fallback  # pragma: no cover - the loop returns or raises
 
     def _one_value_run(self, key: tuple[int, int, str]) -> _Run:
@@ -205,9 +210,9 @@ class LalrDriver:
         while True:
             action = actions[top].get(kind)
             if action is None or action.__class__ is int or action[0] != 1:  # type: ignore[index]
-                return top, tuple(calls)
+                return top, tuple(calls), action
             if action[1] is not None:  # type: ignore[index]
                 calls.append(action[1])  # type: ignore[index]
             top = actions[below][action[2]]  # type: ignore[index,assignment]
             if kind == "$END" and top == self._end:
-                return top, tuple(calls)
+                return top, tuple(calls), actions[top].get(kind)
