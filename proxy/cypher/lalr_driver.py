@@ -2,11 +2,14 @@
 `Lark.parse`, run by one loop without lark's per-token layers (the interactive cursor, the
 generator of the contextual lexer, `Rule` hashing on every reduction).
 
-The contextual lexer is lark's too, read once into one entry per parser state: the compiled
-regex alternation(s) of the terminals that state accepts (lark's `Scanner`), its ignored and
-line-spanning terminals and its token callbacks (keywords that a NAME also matches). The loop
-matches them in place, with lark's line counting, and builds each `Token` with every field
-lark sets, without the layers of `Token.__new__` and `LineCounter`.
+The contextual lexer is lark's too, read once into one entry per parser state
+(`query_guard.cypher.lalr_lexer`): that state's terminal alternation split by the text's first
+character, its ignored and line-spanning terminals, and its keyword table (the keywords that
+a NAME also matches). The loop matches them in place, with lark's line counting, and builds
+each `Token` with every field lark sets, without the layers of `Token.__new__` and
+`LineCounter`. A reduction calls lark's callback, its child filter read once into a plain
+function (`query_guard.cypher.lalr_filters`); a run of one-value reductions (`?rule`
+pass-throughs and one-child rules) is looked up once per (state below, top state, lookahead).
 
 It answers only the successful parse. Any failure (a syntax error, a callback that raises)
 raises `Fallback`, and the caller re-runs lark's own parser, which
