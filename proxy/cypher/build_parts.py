@@ -7,7 +7,7 @@ pattern's place back into a pattern.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,14 +87,23 @@ def span_of(children: Sequence[Any]) -> Span:
     if type(first) is Token:
         start = first.start_pos
     else:
-        if first is None or first == []:
-            first = next(c for c in children if c is not None and c != [])
+        if first is None or (type(first) is list and not first):
+            first = _present(children)
         start = start_of(first)
     if type(last) is Token:
         return start, last.end_pos  # type: ignore[return-value]
-    if last is None or last == []:
-        last = next(c for c in reversed(children) if c is not None and c != [])
+    if last is None or (type(last) is list and not last):
+        last = _present(reversed(children))
     return start, end_of(last)  # type: ignore[return-value]
+
+
+def _present(children: Iterable[Any]) -> Any:
+    """The first child that is neither None nor an empty list (`c != []`, without calling a
+    dataclass's __eq__: a child is a token, a node, a Part, a list or None)."""
+    for c in children:
+        if c is not None and (type(c) is not list or c):
+            return c
+    raise StopIteration
 
 
 def tok_span(tok: Token) -> Span:

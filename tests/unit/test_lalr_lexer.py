@@ -1,0 +1,78 @@
+"""The driver's lexer tables (`query_guard.cypher.lalr_lexer`) match what lark's contextual
+lexer matches: in every parser state, the alternation picked by the text's first character
+finds the same terminal and text as lark's whole alternation, and the keyword table retypes a
+word as lark's keyword callback does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lark import Token
+
+from query_guard.cypher.lalr_lexer import _starts, state_lexers
+from query_guard.cypher.parser import _parser
+
+_LEXERS = list({id(e): e for e in state_lexers(_parser().parser.lexer.lexers).values()}.values())
+
+_PIECES = st.sampled_from(
+    [
+        *"()[]{}<>-=:|,.;*+!?&%^/~$'\"`\\ \t\n\r_0123456789aeExXoOnN",
+        "\x0b", "\x1c", "\x85", "\u00e9", "\u017f", "\u212a", "\u0663", "\u00a0", "MATCH",
+        "match", "Return", "WHERE", "count", "0x1F", "0o17", "1.5e3", "//", "/*", "*/", "-->",
+        "<-[", "$p", "$(", "`a``b`", "..", "::",
+    ]
+)  # fmt: skip
+
+
+def _found(match: Any) -> tuple[str, str | None] | None:
+    return None if match is None else (match.group(), match.lastgroup)
+
+
+@settings(max_examples=300)
+@given(st.lists(_PIECES, min_size=1, max_size=12).map("".join), st.integers(0, 10**6))
+def test_split_alternation_matches_what_lark_matches(text: str, pick: int) -> None:
+    by_char, whole, *_ = _LEXERS[pick % len(_LEXERS)]
+    for pos in range(len(text)):
+        assert _found(by_char.get(text[pos], whole)(text, pos)) == _found(whole(text, pos))
+
+
+_WORDS = st.one_of(
+    st.sampled_from(["MATCH", "match", "mAtCh", "return", "name", "n", "count", "exists"]),
+    st.text(st.sampled_from("aAsSkKtTeE_1\u017f\u212a\u0131"), min_size=1, max_size=8),
+)
+
+
+@settings(max_examples=300)
+@given(_WORDS)
+def test_keyword_table_retypes_as_lark_does(word: str) -> None:
+    for _, _, _, _, keywords, callbacks in _LEXERS:
+        for name, table in keywords.items():
+            if table is None or not word.isascii():
+                continue
+            exact, folded = table
+            ours = exact.get(word) or folded.get(word.upper(), name)
+            token = Token(name, word)
+            assert ours == callbacks[name](token).type, (name, word)
+
+
+def test_first_characters_of_patterns() -> None:
+    assert _starts(r"(?i:MATCH)", 0) == frozenset("mM")
+    assert _starts(r"[^\W\d]\w*", 0) >= frozenset("azAZ_")
+    assert not _starts(r"[^\W\d]\w*", 0) & frozenset("0123456789 (")
+    assert _starts(r"(?:\s)+", 0) == frozenset(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
+    assert len(_starts(r"a*", 0)) == 128  # may be empty: any character
+    assert _starts(r"(?=x)\w", 0) >= frozenset("x")
+
+
+_TAILS = ["", "a", "1", " ", "\n", "'", '"', "`", "*/", "x'", '1"', "a`", "-", ">", "=", "."]
+
+
+def test_every_state_and_ascii_character() -> None:
+    """Every state's lexer, every ASCII first character, a few continuations."""
+    for by_char, whole, *_ in _LEXERS:
+        for code in range(128):
+            for tail in _TAILS:
+                text = chr(code) + tail
+                assert _found(by_char[text[0]](text, 0)) == _found(whole(text, 0)), repr(text)
