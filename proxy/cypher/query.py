@@ -58,7 +58,10 @@ class CypherQuery:
             if len(types) == 1 and not types[0].__subclasses__():
                 found = by_type.get(types[0], [])  # a class without subclasses: its own list
             else:
-                found = [n for cls, ns in by_type.items() if issubclass(cls, types) for n in ns]
+                found = []
+                for cls, ns in by_type.items():
+                    if issubclass(cls, types):
+                        found += ns
             self._found[types] = found
         return iter(found)  # type: ignore[arg-type]
 
