@@ -48,6 +48,7 @@ def _dynamic(node: LabelDynamic) -> Finding:
 
 def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) -> list[Finding]:
     out = []
+    labels = schema.labels  # a fresh frozenset per access: once per query
     exprs = [
         n.labels
         for n in query.find(ast.NodePattern)
@@ -56,9 +57,9 @@ def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) 
     exprs += [c.labels for c in query.find(ast.LabelCheck)]
     for expr in exprs:
         for name in expr.find_all(ast.LabelName):
-            if name.name in schema.labels:
+            if name.name in labels:
                 continue
-            hint = closest(name.name, schema.labels)
+            hint = closest(name.name, labels)
             out.append(
                 Finding(
                     "SCH.UNKNOWN_LABEL",
@@ -76,7 +77,7 @@ def _properties(
     query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]
 ) -> list[Finding]:
     rel_types = _relationship_variables(query)
-    check_rels = bool(schema.all_relationship_properties)
+    check_rels = any(r.properties for r in schema.relationships)  # any relationship properties
     out = []
     # (variable, key, key span)
     uses: list[tuple[ast.Variable | ast.NodePattern, str, tuple[int, int]]] = []
