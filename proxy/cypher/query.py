@@ -55,12 +55,13 @@ class CypherQuery:
         if found is None:  # the same lookup for every rule that asks: computed once
             self.nodes  # noqa: B018 - builds the index on first use
             by_type = self._by_type
-            if len(types) == 1 and not types[0].__subclasses__():
+            leaves = not any(t.__subclasses__() for t in types)  # then only they match
+            if leaves and len(types) == 1:
                 found = by_type.get(types[0], [])  # a class without subclasses: its own list
             else:
                 found = []
                 for cls, ns in by_type.items():
-                    if issubclass(cls, types):
+                    if (cls in types) if leaves else issubclass(cls, types):
                         found += ns
             self._found[types] = found
         return iter(found)  # type: ignore[arg-type]
