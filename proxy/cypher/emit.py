@@ -24,8 +24,6 @@ name first, with a position).
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 import string
 import unicodedata
@@ -38,6 +36,7 @@ from lark import Token
 
 from query_guard.cypher import ast
 from query_guard.cypher.build_parts import parse_int, unescape_name, unescape_string
+from query_guard.cypher.splice import plain_gaps, splice
 from query_guard.guard.tree import TreeNode
 from query_guard.guard.unsafe_chars import UNSAFE, describe
 from query_guard.model import Edit, apply_edits
@@ -74,15 +73,13 @@ _SIMPLE_ESCAPES = {
     "\b": "\\b",
     "\f": "\\f",
 }
-_TYPE, _START, _END = attrgetter("type"), attrgetter("start_pos"), attrgetter("end_pos")
+_TYPE = attrgetter("type")
 _ASCII_SPECIAL = re.compile(r"[\\'\x00-\x1f\x7f]")
 # written as \uXXXX: control characters (a NUL or a \x85 must not reach a C or Java lexer raw)
 # and lone surrogates (not encodable). Everything else, invisible or not, is written as itself:
 # inside quotes only a quote or a backslash can end or bend a string, and FalkorDB, unlike
 # Neo4j, does not decode \u escapes.
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cs"})
-_SPLICE_SAFE = re.compile(r"[A-Za-z0-9_ ]+")
-_SAFE_GAP = re.compile(r"[ \t\r\n]*")
 _OPERATOR_CHARS = frozenset("-<>=!~+*/%^.|&:?")
 _NUMBERS = frozenset({"INTEGER", "FLOAT"})
 _COMPARISONS = frozenset(
@@ -122,6 +119,9 @@ _CLAUSE_WORDS = frozenset(
         "ASSERT",
     ]
 )
+
+# words whose token type changes the spacing around them (`MATCH (`, `ON :Person`)
+_SPACED_KEYWORDS = _CLAUSE_WORDS | {"ON"}
 
 
 def canonical_string(value: str) -> str:
@@ -296,7 +296,7 @@ def emit_query(query: CypherQuery, edits: Sequence[Edit] = ()) -> str:
     Unforwardable for an administration command."""
     _refuse_admin(query)
     if edits:
-        spliced = _splice(query, edits)
+        spliced = splice(query.text, query.tokens, edits, _pieces, _SPACED_KEYWORDS)
         if spliced is None:
             from query_guard.cypher.query import CypherQuery
 
@@ -304,19 +304,9 @@ def emit_query(query: CypherQuery, edits: Sequence[Edit] = ()) -> str:
         return emit_tokens(spliced)
     pieces = _pieces(query.tokens)
     text = emit_tokens(pieces)
-    if not _plain_gaps(query.text, query.tokens):
+    if not plain_gaps(query.text, query.tokens):
         _check_relex(text, pieces)
     return text
-
-
-def _plain_gaps(text: str, tokens: Sequence[Token]) -> bool:
-    """True when only spaces, tabs and line feeds separate the tokens (then the emitted
-    spacing cannot change how any lexer lookahead reads them)."""
-    for a, b in itertools.pairwise(tokens):
-        end, start = a.end_pos or 0, b.start_pos or 0
-        if start > end and not _SAFE_GAP.fullmatch(text, end, start):
-            return False
-    return True
 
 
 def _check_relex(text: str, pieces: Sequence[tuple[str, str]]) -> None:
@@ -331,31 +321,6 @@ def _check_relex(text: str, pieces: Sequence[tuple[str, str]]) -> None:
             "a comment or unusual whitespace separates tokens that would read differently "
             "without it; remove the comments and use plain spaces"
         )
-
-
-def _splice(query: CypherQuery, edits: Sequence[Edit]) -> list[tuple[str, str]] | None:
-    """The token pieces with `edits` applied, or None when an edit cuts a token or inserts
-    anything but plain words (then the caller parses the edited text instead). The tokens are
-    in text order, so the ones an edit touches are found by bisection."""
-    pieces: list[tuple[str, str]] = []
-    todo = sorted(edits, key=lambda e: (e.start, e.end))
-    tokens = query.tokens
-    i = 0
-    for edit in todo:
-        if edit.replacement.strip() and not _SPLICE_SAFE.fullmatch(edit.replacement):
-            return None
-        j = bisect.bisect_right(tokens, edit.start, i, key=_END)  # the first ending after it
-        pieces += _pieces(tokens[i:j])
-        i = j
-        if i < len(tokens) and tokens[i].start_pos < edit.start:
-            return None  # the edit starts inside a token
-        j = bisect.bisect_left(tokens, edit.end, i, key=_START)  # the first starting after it
-        if j > i and tokens[j - 1].end_pos > edit.end:
-            return None  # the edit ends inside a token
-        i = j
-        pieces += [("INTEGER" if w.isdigit() else "NAME", w) for w in edit.replacement.split()]
-    pieces += _pieces(tokens[i:])
-    return pieces
 
 
 # ---------------------------------------------------------------- comparing trees
