@@ -68,11 +68,6 @@ def _push_children(
                             push(x)
 
 
-def preorder(root: TreeNode) -> list[TreeNode]:
-    """`list(root.walk())`, in one loop."""
-    return index(root)[0]
-
-
 def index(root: TreeNode) -> tuple[list[TreeNode], dict[type, list[TreeNode]]]:
     """Every node under `root` in pre-order (`list(root.walk())`), and the same nodes by class
     (each class's nodes in pre-order, the classes in the order they first occur), in one loop:
