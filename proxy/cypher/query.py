@@ -55,7 +55,7 @@ class CypherQuery:
         if found is None:  # the same lookup for every rule that asks: computed once
             self.nodes  # noqa: B018 - builds the index on first use
             by_type = self._by_type
-            leaves = not any(t.__subclasses__() for t in types)  # then only they match
+            leaves = not any(map(type.__subclasses__, types))  # then only they match
             if leaves and len(types) == 1:
                 found = by_type.get(types[0], [])  # a class without subclasses: its own list
             else:
