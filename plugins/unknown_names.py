@@ -87,23 +87,25 @@ def _properties(
     for node in query.find(ast.NodePattern):
         if isinstance(node.properties, ast.MapLiteral) and id(node) not in written:
             uses += [(node, key, span) for key, span, _ in node.properties.entries]
+    # (declared keys, owner) per relationship variable and per label set, None: not checked
+    by_rel: dict[str, tuple[frozenset[str], str] | None] = {}
+    by_labels: dict[frozenset[str], tuple[frozenset[str], str] | None] = {}
     for subject, key, span in uses:
         name = subject.name if isinstance(subject, ast.Variable) else None
         if name is not None and name in rel_types:
-            types = rel_types[name]
-            if not check_rels or not types:
-                continue
-            known = frozenset().union(*(schema.relationship_properties(t) for t in types))
-            owner = ":" + "|".join(sorted(types))
+            if name not in by_rel:
+                by_rel[name] = _rel_owner(schema, rel_types[name], check_rels)
+            found = by_rel[name]
         else:
             labels = query.scopes.labels(subject)
             if isinstance(subject, ast.NodePattern):
                 labels = labels | set(positive_names(subject.labels))
-            labels = frozenset(label for label in labels if schema.node_properties(label))
-            if not labels:
-                continue
-            known = frozenset().union(*(schema.node_properties(lb) for lb in labels))
-            owner = ":" + "|".join(sorted(labels))
+            if labels not in by_labels:
+                by_labels[labels] = _node_owner(schema, labels)
+            found = by_labels[labels]
+        if found is None:
+            continue
+        known, owner = found
         if key in known:
             continue
         hint = closest(key, known)
@@ -118,6 +120,26 @@ def _properties(
             )
         )
     return out
+
+
+def _rel_owner(
+    schema: SchemaCatalog, types: set[str], check_rels: bool
+) -> tuple[frozenset[str], str] | None:
+    """The keys declared on relationships of `types`, and how a message names them."""
+    if not check_rels or not types:
+        return None
+    known = frozenset().union(*(schema.relationship_properties(t) for t in types))
+    return known, ":" + "|".join(sorted(types))
+
+
+def _node_owner(schema: SchemaCatalog, labels: frozenset[str]) -> tuple[frozenset[str], str] | None:
+    """The keys declared on nodes with `labels` (those with declared properties), and how a
+    message names them; None when no label has declared properties."""
+    labels = frozenset(label for label in labels if schema.node_properties(label))
+    if not labels:
+        return None
+    known = frozenset().union(*(schema.node_properties(lb) for lb in labels))
+    return known, ":" + "|".join(sorted(labels))
 
 
 def _relationship_variables(query: CypherQuery) -> dict[str, set[str]]:
