@@ -30,6 +30,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import fields
 from operator import attrgetter
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from lark import Token
@@ -217,9 +218,10 @@ def _pair_spaced(x: str, y: str) -> bool:
     )
 
 
-# `_pair_spaced` of every two ASCII characters, as the set of pairs that get a space (hot path)
-_SPACED_PAIRS = frozenset(
-    x + y for x in map(chr, range(128)) for y in map(chr, range(128)) if _pair_spaced(x, y)
+# `_pair_spaced` of every two ASCII characters: the characters after each that get a space
+_ASCII = tuple(map(chr, range(128)))
+_SPACED_AFTER = MappingProxyType(
+    {x: frozenset(y for y in _ASCII if _pair_spaced(x, y)) for x in _ASCII}
 )
 _OPENING = frozenset({"(", "[", "{", "-[", "<-[", "$("})
 _CLOSING = frozenset({")", "]", "}"})
@@ -233,15 +235,15 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
     Cypher dialect), or when a reader expects one (one loop, no call per token: hot path)."""
     out: list[str] = []
     append = out.append
-    spaced_pairs, comparisons, numbers = _SPACED_PAIRS, _COMPARISONS, _NUMBERS
+    spaced_after, comparisons, numbers = _SPACED_AFTER, _COMPARISONS, _NUMBERS
     prev_kind, prev = "", ""
     braces: list[str] = []  # open brackets, innermost last: a map's `:` gets a space
     for kind, text in pieces:
         if prev:
             x, y = prev[-1], text[0]
-            pair = x + y
+            after = spaced_after.get(x)
             if (
-                (pair in spaced_pairs if pair.isascii() else _pair_spaced(x, y))
+                (y in after if after is not None and y < "\x80" else _pair_spaced(x, y))
                 or kind in comparisons
                 or prev_kind in comparisons
                 # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
