@@ -44,7 +44,13 @@ _INSTEAD = {
 def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     """(keyword, node) of every Cypher 25 construct in the statement."""
     found: list[tuple[str, ast.Node]] = []
-    for node in query.nodes:
+    candidates = list(query.find(Conditional, ast.With))
+    # the index lists nodes by class: of one class they are in pre-order, as the walk below
+    if len({type(node) for node in candidates}) < 2:
+        nodes: list[ast.Node] = candidates
+    else:
+        nodes = query.nodes
+    for node in nodes:
         if isinstance(node, Conditional):
             found.append(("WHEN", node))
         elif isinstance(node, ast.With):

@@ -48,10 +48,12 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
         if hop.rel.types is None or id(hop.rel) in seen:
             continue
         seen.add(id(hop.rel))
-        negated = _negated(hop.rel.types)
+        negated: set[int] | None = None  # computed when a name is unknown (rare)
         for name in hop.rel.types.find_all(ast.LabelName):
             if schema.has_type(name.name) or name.name in created:
                 continue
+            if negated is None:
+                negated = _negated(hop.rel.types)
             left, right = endpoint_labels(query, hop.left), endpoint_labels(query, hop.right)
             candidates = schema.types_between(left or None, right or None)
             best = max(candidates, key=lambda t: similarity(name.name, t), default=None)

@@ -30,12 +30,14 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     findings: list[Finding] = []
     if is_explain(query):
         return findings
+    # without an aggregate function anywhere no RETURN is a pure aggregation (no walk needed)
+    aggregates = any(contains_aggregate(call) for call in query.find(ast.FunctionCall))
     for statement in query.script.statements:
         for branch in _final_branches(statement):
             ret = branch.clauses[-1] if branch.clauses else None
             if not isinstance(ret, ast.Return) or _single_row_source(branch.clauses[:-1]):
                 continue
-            finding = _check_return(ret, default, cap, query.text, ctx.dialect)
+            finding = _check_return(ret, default, cap, query.text, ctx.dialect, aggregates)
             if finding is not None:
                 findings.append(finding)
     return findings
@@ -60,11 +62,11 @@ def _single_row_source(clauses: list[ast.Clause]) -> bool:
 
 
 def _check_return(
-    ret: ast.Return, default: int, cap: int, text: str, dialect: str
+    ret: ast.Return, default: int, cap: int, text: str, dialect: str, aggregates: bool = True
 ) -> Finding | None:
     limit = ret.limit
     if limit is None:
-        if not default or is_pure_aggregation(ret):
+        if not default or (aggregates and is_pure_aggregation(ret)):
             return None
         return Finding(
             "LIM.INJECTED",

@@ -91,6 +91,9 @@ _SQL_TOKENS = re.compile(_SQL_QUOTED + _NESTS + r"|(?P<signs>[-+~](?:\s*[-+~])*)
 _WORDS = re.compile(_QUOTED + r"|\w+|\S", _FLAGS)
 _SQL_WORDS = re.compile(_SQL_QUOTED + r"|\w+|\S", _FLAGS)
 _CLOSING = {")": "(", "]": "[", "}": "{"}
+# a sign followed (after spaces) by another: each is one unary operator of a run (`- -1`)
+_RUN_SIGNS = {"sql": re.compile(r"[-+~]\s*(?=[-+~])")}
+_RUN_SIGNS["cypher"] = _RUN_SIGNS["gremlin"] = re.compile(r"[-+]\s*(?=[-+])")
 
 
 def nesting(text: str, limit: int = 0, language: str = "cypher") -> tuple[int, int]:
@@ -149,6 +152,19 @@ def nesting(text: str, limit: int = 0, language: str = "cypher") -> tuple[int, i
     return deepest, where
 
 
+def nesting_bound(text: str, language: str = "cypher") -> int:
+    """An upper bound of `nesting(text)[0]`, cheaply (str.count): every bracket, `CASE` and
+    prefix operator in the text (strings and comments included) as if all were nested. Most
+    queries are far below the limit, so the exact scan is needed only when this exceeds it.
+    -1 (no bound) for non-ASCII text, whose case-insensitive words `str.upper` may not show."""
+    if not text.isascii():
+        return -1
+    upper = text.upper()
+    brackets = text.count("(") + text.count("[") + text.count("{") + upper.count("CASE")
+    prefixes = upper.count("NOT") + text.count("!")
+    return brackets + prefixes + len(_RUN_SIGNS.get(language, _RUN_SIGNS["sql"]).findall(text))
+
+
 def query_size(text: str) -> int:
     """The query's size in UTF-8 bytes (what a client sent), cheaply bounded from below."""
     return len(text.encode("utf-8", "surrogatepass"))
@@ -184,11 +200,13 @@ def check_text(
                 )
             ]
     scanned, too_many = text, False
-    if max_tokens:  # first: the nesting scan then reads no more than max_tokens tokens
+    # every token is at least one character: a text no longer than the limit is within it
+    if max_tokens and len(text) > max_tokens:
+        # first: the nesting scan then reads no more than max_tokens tokens
         count, end = tokens(text, max_tokens, language)
         if count > max_tokens:
             scanned, too_many = text[:end], True
-    if max_depth:
+    if max_depth and not 0 <= nesting_bound(scanned, language) <= max_depth:
         deepest, where = nesting(scanned, max_depth, language)
         if deepest > max_depth:
             return [

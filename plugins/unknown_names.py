@@ -48,6 +48,7 @@ def _dynamic(node: LabelDynamic) -> Finding:
 
 def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) -> list[Finding]:
     out = []
+    labels = schema.labels  # a fresh frozenset per access: once per query
     exprs = [
         n.labels
         for n in query.find(ast.NodePattern)
@@ -56,9 +57,9 @@ def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) 
     exprs += [c.labels for c in query.find(ast.LabelCheck)]
     for expr in exprs:
         for name in expr.find_all(ast.LabelName):
-            if name.name in schema.labels:
+            if name.name in labels:
                 continue
-            hint = closest(name.name, schema.labels)
+            hint = closest(name.name, labels)
             out.append(
                 Finding(
                     "SCH.UNKNOWN_LABEL",
@@ -76,7 +77,7 @@ def _properties(
     query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]
 ) -> list[Finding]:
     rel_types = _relationship_variables(query)
-    check_rels = bool(schema.all_relationship_properties)
+    check_rels = any(r.properties for r in schema.relationships)  # any relationship properties
     out = []
     # (variable, key, key span)
     uses: list[tuple[ast.Variable | ast.NodePattern, str, tuple[int, int]]] = []
@@ -86,23 +87,25 @@ def _properties(
     for node in query.find(ast.NodePattern):
         if isinstance(node.properties, ast.MapLiteral) and id(node) not in written:
             uses += [(node, key, span) for key, span, _ in node.properties.entries]
+    # (declared keys, owner) per relationship variable and per label set, None: not checked
+    by_rel: dict[str, tuple[frozenset[str], str] | None] = {}
+    by_labels: dict[frozenset[str], tuple[frozenset[str], str] | None] = {}
     for subject, key, span in uses:
         name = subject.name if isinstance(subject, ast.Variable) else None
         if name is not None and name in rel_types:
-            types = rel_types[name]
-            if not check_rels or not types:
-                continue
-            known = frozenset().union(*(schema.relationship_properties(t) for t in types))
-            owner = ":" + "|".join(sorted(types))
+            if name not in by_rel:
+                by_rel[name] = _rel_owner(schema, rel_types[name], check_rels)
+            found = by_rel[name]
         else:
             labels = query.scopes.labels(subject)
             if isinstance(subject, ast.NodePattern):
                 labels = labels | set(positive_names(subject.labels))
-            labels = frozenset(label for label in labels if schema.node_properties(label))
-            if not labels:
-                continue
-            known = frozenset().union(*(schema.node_properties(lb) for lb in labels))
-            owner = ":" + "|".join(sorted(labels))
+            if labels not in by_labels:
+                by_labels[labels] = _node_owner(schema, labels)
+            found = by_labels[labels]
+        if found is None:
+            continue
+        known, owner = found
         if key in known:
             continue
         hint = closest(key, known)
@@ -117,6 +120,26 @@ def _properties(
             )
         )
     return out
+
+
+def _rel_owner(
+    schema: SchemaCatalog, types: set[str], check_rels: bool
+) -> tuple[frozenset[str], str] | None:
+    """The keys declared on relationships of `types`, and how a message names them."""
+    if not check_rels or not types:
+        return None
+    known = frozenset().union(*(schema.relationship_properties(t) for t in types))
+    return known, ":" + "|".join(sorted(types))
+
+
+def _node_owner(schema: SchemaCatalog, labels: frozenset[str]) -> tuple[frozenset[str], str] | None:
+    """The keys declared on nodes with `labels` (those with declared properties), and how a
+    message names them; None when no label has declared properties."""
+    labels = frozenset(label for label in labels if schema.node_properties(label))
+    if not labels:
+        return None
+    known = frozenset().union(*(schema.node_properties(lb) for lb in labels))
+    return known, ":" + "|".join(sorted(labels))
 
 
 def _relationship_variables(query: CypherQuery) -> dict[str, set[str]]:

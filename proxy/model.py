@@ -55,7 +55,11 @@ class Finding:
     final: bool = False
 
     def with_span(self, span: Span, rule: str | None = None) -> Finding:
-        return replace(self, span=span, rule=self.rule if rule is None else rule)
+        rule = self.rule if rule is None else rule
+        if type(self) is not Finding:  # a subclass may have more fields
+            return replace(self, span=span, rule=rule)
+        return Finding(self.code, self.severity, self.message, span, self.fix, self.hint, rule,
+                       self.final)  # fmt: skip
 
     def without_fix(self) -> Finding:
         return replace(self, fix=None)

@@ -24,18 +24,20 @@ name first, with a position).
 
 from __future__ import annotations
 
-import itertools
 import re
 import string
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import fields
+from operator import attrgetter
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from lark import Token
 
 from query_guard.cypher import ast
 from query_guard.cypher.build_parts import parse_int, unescape_name, unescape_string
+from query_guard.cypher.splice import plain_gaps, splice
 from query_guard.guard.tree import TreeNode
 from query_guard.guard.unsafe_chars import UNSAFE, describe
 from query_guard.model import Edit, apply_edits
@@ -72,14 +74,13 @@ _SIMPLE_ESCAPES = {
     "\b": "\\b",
     "\f": "\\f",
 }
+_TYPE = attrgetter("type")
 _ASCII_SPECIAL = re.compile(r"[\\'\x00-\x1f\x7f]")
 # written as \uXXXX: control characters (a NUL or a \x85 must not reach a C or Java lexer raw)
 # and lone surrogates (not encodable). Everything else, invisible or not, is written as itself:
 # inside quotes only a quote or a backslash can end or bend a string, and FalkorDB, unlike
 # Neo4j, does not decode \u escapes.
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cs"})
-_SPLICE_SAFE = re.compile(r"[A-Za-z0-9_ ]+")
-_SAFE_GAP = re.compile(r"[ \t\r\n]*")
 _OPERATOR_CHARS = frozenset("-<>=!~+*/%^.|&:?")
 _NUMBERS = frozenset({"INTEGER", "FLOAT"})
 _COMPARISONS = frozenset(
@@ -119,6 +120,9 @@ _CLAUSE_WORDS = frozenset(
         "ASSERT",
     ]
 )
+
+# words whose token type changes the spacing around them (`MATCH (`, `ON :Person`)
+_SPACED_KEYWORDS = _CLAUSE_WORDS | {"ON"}
 
 
 def canonical_string(value: str) -> str:
@@ -202,42 +206,62 @@ def _wordy(ch: str) -> bool:
     return ch in _WORDY_ASCII or not ch.isascii()
 
 
-def _needs_space(kind_a: str, a: str, kind_b: str, b: str) -> bool:
-    """Would `a` and `b` written side by side read as other tokens (in any Cypher dialect)?"""
-    if "DOUBLE_COLON" in (kind_a, kind_b) or (kind_a == "ON" and b == ":"):
-        return True  # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
-    x, y = a[-1], b[0]
-    if _wordy(x) and _wordy(y):
-        return True
-    if x in _OPERATOR_CHARS and y in _OPERATOR_CHARS:
-        return True
-    if kind_a in _NUMBERS and y == ".":
-        return True
-    if x == "." and (y.isdigit() or kind_b in _NUMBERS):
-        return True
-    # not needed for lexing, only for whoever reads the audit log: `) RETURN`, `, x`, `MATCH (`
-    return (x in ")]}" and _wordy(y)) or x == "," or (kind_a in _CLAUSE_WORDS and y in "({[")
+def _pair_spaced(x: str, y: str) -> bool:
+    """Does the last character `x` of a token need a space before the first `y` of the next,
+    whatever the tokens: both word-like or both operator characters (they would read as one
+    token), or (only for whoever reads the audit log) `) RETURN`, `, x`."""
+    return (
+        (_wordy(x) and _wordy(y))
+        or (x in _OPERATOR_CHARS and y in _OPERATOR_CHARS)
+        or (x in ")]}" and _wordy(y))
+        or x == ","
+    )
+
+
+# `_pair_spaced` of every two ASCII characters: the characters after each that get a space
+_ASCII = tuple(map(chr, range(128)))
+_SPACED_AFTER = MappingProxyType(
+    {x: frozenset(y for y in _ASCII if _pair_spaced(x, y)) for x in _ASCII}
+)
+_OPENING = frozenset({"(", "[", "{", "-[", "<-[", "$("})
+_CLOSING = frozenset({")", "]", "}"})
 
 
 def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
     """Join (token type, canonical text) pairs with the fewest safe spaces (plus the few a
-    reader expects: `(n:Person {name: 'x'})`, `) RETURN`, `a, b`, `a.x = 1`)."""
+    reader expects: `(n:Person {name: 'x'})`, `) RETURN`, `a, b`, `a.x = 1`).
+
+    A space goes between two tokens when they would read as other tokens side by side (in any
+    Cypher dialect), or when a reader expects one (one loop, no call per token: hot path)."""
     out: list[str] = []
+    append = out.append
+    spaced_after, comparisons, numbers = _SPACED_AFTER, _COMPARISONS, _NUMBERS
     prev_kind, prev = "", ""
     braces: list[str] = []  # open brackets, innermost last: a map's `:` gets a space
     for kind, text in pieces:
-        if prev and (
-            _needs_space(prev_kind, prev, kind, text)
-            or (text == "{" and (_wordy(prev[-1]) or (prev == ")" and braces[-1:] == ["("])))
-            or (prev == ":" and braces[-1:] == ["{"])
-            or kind in _COMPARISONS
-            or prev_kind in _COMPARISONS
-        ):
-            out.append(" ")
-        out.append(text)
-        if text in ("(", "[", "{", "-[", "<-[", "$("):
+        if prev:
+            x, y = prev[-1], text[0]
+            after = spaced_after.get(x)
+            if (
+                (y in after if after is not None and y < "\x80" else _pair_spaced(x, y))
+                or kind in comparisons
+                or prev_kind in comparisons
+                # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
+                or kind == "DOUBLE_COLON"
+                or prev_kind == "DOUBLE_COLON"
+                or (prev_kind == "ON" and text == ":")
+                or (y == "." and prev_kind in numbers)
+                or (x == "." and (y.isdigit() or kind in numbers))
+                or (y in "({[" and prev_kind in _CLAUSE_WORDS)  # `MATCH (`
+                # `(n:Person {name: 'x'})`: a map after a word or a node's `(`, its keys' `:`
+                or (text == "{" and (_wordy(x) or (prev == ")" and braces[-1:] == ["("])))
+                or (prev == ":" and braces[-1:] == ["{"])
+            ):
+                append(" ")
+        append(text)
+        if text in _OPENING:
             braces.append(text[-1])
-        elif text in (")", "]", "}") and braces:
+        elif text in _CLOSING and braces:
             braces.pop()
         prev_kind, prev = kind, text
     joined = "".join(out)
@@ -249,7 +273,9 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
 
 
 def _pieces(tokens: Sequence[Token]) -> list[tuple[str, str]]:
-    return [(t.type, _token_text(t)) for t in tokens]
+    return [
+        (t.type, str(t.value) if t.type not in _REWRITTEN else _token_text(t)) for t in tokens
+    ]
 
 
 def _refuse_admin(query: CypherQuery) -> None:
@@ -259,7 +285,7 @@ def _refuse_admin(query: CypherQuery) -> None:
     coarse = (
         type(node) is ast.SchemaCommand for node in query.find(ast.SchemaCommand)
     )
-    if any(t.type == "SCHEMA_REST" for t in query.tokens) or any(coarse):
+    if "SCHEMA_REST" in map(_TYPE, query.tokens) or any(coarse):
         raise Unforwardable(
             "administration commands (databases, users, roles, privileges, aliases, servers) "
             "are never forwarded by the proxy; run them on the database directly"
@@ -272,7 +298,7 @@ def emit_query(query: CypherQuery, edits: Sequence[Edit] = ()) -> str:
     Unforwardable for an administration command."""
     _refuse_admin(query)
     if edits:
-        spliced = _splice(query, edits)
+        spliced = splice(query.text, query.tokens, edits, _pieces, _SPACED_KEYWORDS)
         if spliced is None:
             from query_guard.cypher.query import CypherQuery
 
@@ -280,19 +306,9 @@ def emit_query(query: CypherQuery, edits: Sequence[Edit] = ()) -> str:
         return emit_tokens(spliced)
     pieces = _pieces(query.tokens)
     text = emit_tokens(pieces)
-    if not _plain_gaps(query.text, query.tokens):
+    if not plain_gaps(query.text, query.tokens):
         _check_relex(text, pieces)
     return text
-
-
-def _plain_gaps(text: str, tokens: Sequence[Token]) -> bool:
-    """True when only spaces, tabs and line feeds separate the tokens (then the emitted
-    spacing cannot change how any lexer lookahead reads them)."""
-    for a, b in itertools.pairwise(tokens):
-        end, start = a.end_pos or 0, b.start_pos or 0
-        if start > end and not _SAFE_GAP.fullmatch(text, end, start):
-            return False
-    return True
 
 
 def _check_relex(text: str, pieces: Sequence[tuple[str, str]]) -> None:
@@ -307,30 +323,6 @@ def _check_relex(text: str, pieces: Sequence[tuple[str, str]]) -> None:
             "a comment or unusual whitespace separates tokens that would read differently "
             "without it; remove the comments and use plain spaces"
         )
-
-
-def _splice(query: CypherQuery, edits: Sequence[Edit]) -> list[tuple[str, str]] | None:
-    """The token pieces with `edits` applied, or None when an edit cuts a token or inserts
-    anything but plain words (then the caller parses the edited text instead)."""
-    pieces: list[tuple[str, str]] = []
-    todo = sorted(edits, key=lambda e: (e.start, e.end))
-    tokens = query.tokens
-    i = 0
-    for edit in todo:
-        if edit.replacement.strip() and not _SPLICE_SAFE.fullmatch(edit.replacement):
-            return None
-        while i < len(tokens) and (tokens[i].end_pos or 0) <= edit.start:
-            pieces.append((tokens[i].type, _token_text(tokens[i])))
-            i += 1
-        if i < len(tokens) and (tokens[i].start_pos or 0) < edit.start:
-            return None  # the edit starts inside a token
-        while i < len(tokens) and (tokens[i].start_pos or 0) < edit.end:
-            if (tokens[i].end_pos or 0) > edit.end:
-                return None  # the edit ends inside a token
-            i += 1
-        pieces += [("INTEGER" if w.isdigit() else "NAME", w) for w in edit.replacement.split()]
-    pieces += _pieces(tokens[i:])
-    return pieces
 
 
 # ---------------------------------------------------------------- comparing trees

@@ -76,6 +76,8 @@ def type_names(expr: ast.LabelExpr | None) -> Iterator[ast.LabelName]:
 def admissible_types(expr: ast.LabelExpr | None, schema: SchemaCatalog) -> set[str] | None:
     """Declared types the relationship may have; None when the expression cannot be judged
     (a conjunction of types matches nothing and is left alone)."""
+    if isinstance(expr, ast.LabelName):  # the common case, without building `declared`
+        return {expr.name} if schema.has_type(expr.name) else set()
     declared = set(schema.relationship_types)
     negated = False
     while isinstance(expr, ast.LabelNot):  # a loop: `!!!…A` is as deep as it is long

@@ -12,7 +12,7 @@ from lark import Token
 from query_guard.cypher import ast
 from query_guard.cypher.parser import parse_tokens
 from query_guard.cypher.scopes import Scopes, resolve
-from query_guard.guard.tree import preorder
+from query_guard.guard.tree import index
 
 N = TypeVar("N", bound=ast.Node)
 
@@ -45,22 +45,24 @@ class CypherQuery:
     def nodes(self) -> list[ast.Node]:
         """Every AST node, pre-order (walked once per query, shared by all rules)."""
         if self._nodes is None:
-            self._nodes = preorder(self.script)  # type: ignore[assignment]
-            by_type = self._by_type
-            for node in self._nodes:
-                found = by_type.get(type(node))
-                if found is None:
-                    by_type[type(node)] = [node]
-                else:
-                    found.append(node)
+            self._nodes, self._by_type = index(self.script)  # type: ignore[assignment]
         return self._nodes
 
     def find(self, *types: type[N]) -> Iterator[N]:
-        """Nodes of the given types (subclasses included) anywhere in the query."""
+        """Nodes of the given types (subclasses included) anywhere in the query: the classes in
+        the order they first occur, each class's nodes in pre-order."""
         found = self._found.get(types)
         if found is None:  # the same lookup for every rule that asks: computed once
             self.nodes  # noqa: B018 - builds the index on first use
-            found = [n for cls, ns in self._by_type.items() if issubclass(cls, types) for n in ns]
+            by_type = self._by_type
+            leaves = not any(map(type.__subclasses__, types))  # then only they match
+            if leaves and len(types) == 1:
+                found = by_type.get(types[0], [])  # a class without subclasses: its own list
+            else:
+                found = []
+                for cls, ns in by_type.items():
+                    if (cls in types) if leaves else issubclass(cls, types):
+                        found += ns
             self._found[types] = found
         return iter(found)  # type: ignore[arg-type]
 

@@ -63,15 +63,22 @@ class Scopes:
 
     def __init__(self, occurrences: dict[Node, tuple[Scope, str | None]]) -> None:
         self._occurrences = occurrences
+        self._labels: dict[int, frozenset[str]] = {}  # id(node) -> labels(node): rules ask often
 
     def labels(self, node: NodePattern | Variable) -> frozenset[str]:
         """Plain labels certainly carried by the variable of `node` (or by an anonymous node)."""
+        known = self._labels.get(id(node))
+        if known is not None:
+            return known
         own = certain_labels(node.labels) if isinstance(node, NodePattern) else frozenset()
         found = self._occurrences.get(node)
         if found is None or found[1] is None:
-            return own
-        scope, name = found
-        return own | scope.labels(name)
+            labels = own
+        else:
+            scope, name = found
+            labels = own | scope.labels(name)
+        self._labels[id(node)] = labels
+        return labels
 
     def scope_of(self, node: NodePattern | Variable) -> int | None:
         """An opaque id, equal for nodes in the same scope; None for nodes never seen."""

@@ -54,6 +54,22 @@ from query_guard.cypher.scope_table import Scope, Scopes, certain_labels
 __all__ = ["Scopes", "resolve"]
 
 _LOCAL_BINDERS = frozenset({"all", "any", "none", "single", "filter", "extract"})
+# what `_Resolver.expr` treats specially: every other class of node it only descends into
+_SPECIAL = (
+    Variable, PatternPredicate, ListComprehension, OtherExpr, PatternComprehension, SubqueryExpr
+)
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = [cls]
+    for sub in cls.__subclasses__():
+        out += _subclasses(sub)
+    return out
+
+
+# the node classes defined by now that are none of `_SPECIAL` (a class defined later takes the
+# general path, which reaches the same answer)
+_PLAIN = frozenset(c for c in _subclasses(Node) if not issubclass(c, _SPECIAL))
 
 
 def resolve(tree: Script | Query) -> Scopes:
@@ -310,7 +326,9 @@ class _Resolver:
         stack: list[Node] = [root]
         while stack:
             node = stack.pop()
-            if isinstance(node, Variable):
+            if type(node) in _PLAIN:  # most nodes: only their children matter (hot path)
+                stack.extend(node.children())
+            elif isinstance(node, Variable):
                 self.occurrences.setdefault(node, (scope, node.name))
             elif isinstance(node, PatternPredicate):
                 self.pattern(node.pattern, scope, facts=False)

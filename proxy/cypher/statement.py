@@ -25,7 +25,12 @@ _RETURNS = (ast.Return, ast.CallProcedure)
 
 
 def prefix(query: CypherQuery) -> str:
-    """`EXPLAIN`, `PROFILE`, or "" — the keyword the parser keeps as the first clause."""
+    """`EXPLAIN`, `PROFILE`, or "" — the keyword the parser keeps as the first clause (worked
+    out once per query: several rules and the verdict ask)."""
+    return query.memo("prefix", lambda: _prefix(query))  # type: ignore[return-value]
+
+
+def _prefix(query: CypherQuery) -> str:
     statements = query.script.statements
     if not statements:
         return ""
