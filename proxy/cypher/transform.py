@@ -287,3 +287,33 @@ RETURN_CLAUSE = rule("return_clause", "RETURN body=projection_body")
 @RETURN_CLAUSE
 def return_clause(c: list[Any]) -> Return:
     return Return(span_of(c), *c[RETURN_CLAUSE.body].value)
+
+
+LIMITED_WITH = rule(
+    "limited_with",
+    "WITH distinct=DISTINCT? items=projection_items order=order_by? skip? limit",
+)
+
+
+@LIMITED_WITH
+def limited_with(c: list[Any]) -> With:
+    """A WITH whose projection ends with its LIMIT, a standalone paging clause after it."""
+    star, items = c[LIMITED_WITH.items].value
+    order = c[LIMITED_WITH.order].value if c[LIMITED_WITH.order] is not None else []
+    distinct = c[LIMITED_WITH.distinct] is not None
+    skip_, limit_ = c[LIMITED_WITH.skip], c[LIMITED_WITH.limit]
+    return With(span_of(c), distinct, star, items, order, skip_, limit_)
+
+
+SKIPPED_WITH = rule(
+    "skipped_with", "WITH distinct=DISTINCT? items=projection_items order=order_by? skip"
+)
+
+
+@SKIPPED_WITH
+def skipped_with(c: list[Any]) -> With:
+    """A WITH whose projection ends with its SKIP, a standalone ORDER BY or SKIP after it."""
+    star, items = c[SKIPPED_WITH.items].value
+    order = c[SKIPPED_WITH.order].value if c[SKIPPED_WITH.order] is not None else []
+    distinct = c[SKIPPED_WITH.distinct] is not None
+    return With(span_of(c), distinct, star, items, order, c[SKIPPED_WITH.skip], None)
