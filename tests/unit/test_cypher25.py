@@ -69,7 +69,8 @@ def test_paging_after_a_with_limit_or_skip_is_a_clause_of_its_own() -> None:
     assert isinstance(order, ast.With) and order.star and order.order_by
     assert isinstance(skip, ast.With) and skip.star and skip.skip is not None
     assert isinstance(ret, ast.Return)
-    _, with_, order, limit, _ = _clauses("UNWIND [1] AS a WITH a SKIP 1 ORDER BY a LIMIT 1 RETURN a")
+    text = "UNWIND [1] AS a WITH a SKIP 1 ORDER BY a LIMIT 1 RETURN a"
+    _, with_, order, limit, _ = _clauses(text)
     assert with_.skip is not None and with_.limit is None and not with_.order_by
     assert order.order_by and limit.limit is not None
     _, with_, _ = _clauses("UNWIND [1] AS a WITH a SKIP 1 LIMIT 1 RETURN a")
