@@ -26,6 +26,7 @@ from query_guard.cypher import (
     transform_expr,
     transform_labels,
     transform_pattern,
+    transform_predicates,
     transform_schema,
     transform_show,
 )
@@ -39,6 +40,7 @@ TABLE = merge(
     transform_expr.RULES,
     transform_labels.RULES,
     transform_pattern.RULES,
+    transform_predicates.RULES,
     transform_schema.RULES,
     transform_show.RULES,
 )

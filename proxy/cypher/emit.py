@@ -83,7 +83,7 @@ _SAFE_GAP = re.compile(r"[ \t\r\n]*")
 _OPERATOR_CHARS = frozenset("-<>=!~+*/%^.|&:?")
 _NUMBERS = frozenset({"INTEGER", "FLOAT"})
 _COMPARISONS = frozenset(
-    {"EQ", "NEQ", "NEQ_BANG", "LT", "GT", "LE", "GE", "REGEX_MATCH", "PLUS_EQ"}
+    {"EQ", "NEQ", "NEQ_BANG", "LT", "GT", "LE", "GE", "REGEX_MATCH", "PLUS_EQ", "CONCAT"}
 )
 _CLAUSE_WORDS = frozenset(
     [
@@ -167,6 +167,7 @@ _REWRITTEN = frozenset(
         "LABEL_BAR",
         "NEQ_BANG",
         "INTEGER",
+        "TYPE_OPEN",
     }
 )
 
@@ -191,6 +192,8 @@ def _token_text(token: Token) -> str:
         return "<>"  # Neo4j 5 refuses `!=`; the AST already reads it as `<>`
     if kind == "INTEGER":
         return str(parse_int(token.value))  # `017` is octal here, 0x/0o are not everywhere
+    if kind == "TYPE_OPEN":
+        return "".join(token.value.split()).upper()  # `LIST <` -> `LIST<`
     return str(token.value)
 
 
@@ -230,14 +233,14 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
             _needs_space(prev_kind, prev, kind, text)
             or (text == "{" and (_wordy(prev[-1]) or (prev == ")" and braces[-1:] == ["("])))
             or (prev == ":" and braces[-1:] == ["{"])
-            or kind in _COMPARISONS
+            or (kind in _COMPARISONS and not (kind == "GT" and braces[-1:] == ["<"]))
             or prev_kind in _COMPARISONS
         ):
             out.append(" ")
         out.append(text)
-        if text in ("(", "[", "{", "-[", "<-[", "$("):
+        if text in ("(", "[", "{", "-[", "<-[", "$(") or kind == "TYPE_OPEN":
             braces.append(text[-1])
-        elif text in (")", "]", "}") and braces:
+        elif (text in (")", "]", "}") or (kind == "GT" and braces[-1:] == ["<"])) and braces:
             braces.pop()
         prev_kind, prev = kind, text
     joined = "".join(out)

@@ -111,12 +111,13 @@ def remove_clause(c: list[Any]) -> Remove:
     return Remove(span_of(c), [x for x in c[REMOVE_CLAUSE.items] if not isinstance(x, Token)])
 
 
-DELETE_CLAUSE = rule("delete_clause", "detach=DETACH? DELETE *items")
+DELETE_CLAUSE = rule("delete_clause", "detach=DETACH|NODETACH? DELETE *items")
 
 
 @DELETE_CLAUSE
 def delete_clause(c: list[Any]) -> Delete:
-    return Delete(span_of(c), c[DELETE_CLAUSE.detach] is not None, exprs(c[DELETE_CLAUSE.items]))
+    detach = c[DELETE_CLAUSE.detach] is not None and c[DELETE_CLAUSE.detach].type == "DETACH"
+    return Delete(span_of(c), detach, exprs(c[DELETE_CLAUSE.items]))
 
 
 FOREACH_CLAUSE = rule("foreach_clause", "FOREACH LPAR variable IN expr BAR *clauses RPAR")
