@@ -3,7 +3,8 @@ error).
 
 Neo4j 2025+ adds to Cypher: `FILTER [WHERE] p` (a `WITH * WHERE p`), `LET x = e, …`
 (`WITH *, e AS x`), conditional queries `WHEN c THEN … [WHEN …] [ELSE …]` (also inside
-`CALL { … }`), and the `CYPHER 25` prefix that selects the version for one statement. The guard
+`CALL { … }`), the match modes `MATCH REPEATABLE ELEMENTS …` / `MATCH DIFFERENT RELATIONSHIPS
+…`, and the `CYPHER 25` prefix that selects the version for one statement. The guard
 parses all of them and judges them with the same rules as their Cypher 5 equivalents (a
 FILTER's property names are checked like a WHERE's, a write inside a WHEN branch is a write).
 
@@ -35,6 +36,8 @@ _INSTEAD = {
     "FILTER": "WITH * WHERE …",
     "LET": "WITH *, … AS name",
     "WHEN": "CALL { … UNION … } with the conditions in WHERE",
+    "REPEATABLE ELEMENTS": "MATCH without a match mode (relationships are not repeated)",
+    "DIFFERENT RELATIONSHIPS": "MATCH without a match mode (it is the default)",
     "CYPHER 25": "the statement without the CYPHER 25 prefix",
 }
 
@@ -45,6 +48,8 @@ def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     for node in query.nodes:
         if isinstance(node, Conditional):
             found.append(("WHEN", node))
+        elif isinstance(node, ast.Match) and getattr(node, "mode", ""):
+            found.append((node.mode, node))  # type: ignore[attr-defined]
         elif isinstance(node, ast.With):
             word = query.text[node.span[0] : node.span[1]].split(None, 1)[0].upper()
             if word in _INSTEAD:  # WITH itself is not

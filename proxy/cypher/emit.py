@@ -117,6 +117,15 @@ _CLAUSE_WORDS = frozenset(
         "EACH",
         "REQUIRE",
         "ASSERT",
+        "SHORTEST",  # path selectors and match modes before a pattern
+        "PATH",
+        "PATHS",
+        "GROUP",
+        "GROUPS",
+        "ELEMENT",
+        "ELEMENTS",
+        "RELATIONSHIP",
+        "RELATIONSHIPS",
     ]
 )
 

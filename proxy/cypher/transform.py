@@ -14,7 +14,6 @@ from lark import Token
 
 from query_guard.cypher.ast import (
     Expr,
-    Match,
     OtherClause,
     ProjectionItem,
     Query,
@@ -89,7 +88,8 @@ def start(c: list[Any]) -> Script:
 
 
 EXPLAIN = rule(
-    "explain", "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema"
+    "explain",
+    "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema|show_command",
 )
 
 
@@ -164,19 +164,6 @@ WHERE = rule("where", "WHERE expr")
 @WHERE
 def where(c: list[Any]) -> Expr:
     return ex(c[WHERE.expr])
-
-
-MATCH_CLAUSE = rule("match_clause", "optional=OPTIONAL? MATCH pattern where?")
-
-
-@MATCH_CLAUSE
-def match_clause(c: list[Any]) -> Match:
-    return Match(
-        span_of(c),
-        c[MATCH_CLAUSE.optional] is not None,
-        c[MATCH_CLAUSE.pattern].value,
-        c[MATCH_CLAUSE.where],
-    )
 
 
 UNWIND_CLAUSE = rule("unwind_clause", "UNWIND expr AS variable")
