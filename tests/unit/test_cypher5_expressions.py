@@ -1,8 +1,9 @@
 """Neo4j 5 manual syntax beyond openCypher 9 (issue 21): type predicates (`IS :: T`, `IS TYPED`,
 `::`), `IS [NOT] [NFC|…] NORMALIZED`, string and list `||`, the GQL label check `IS Person` (in
 patterns, WHERE, SET and REMOVE), a simple CASE's extended alternatives (`WHEN 1, 2`, `WHEN >
-3`, `WHEN IS NULL`), `NODETACH DELETE`. Each parses, re-emits exactly (the texts are spaced the
-way the canonical emitter spaces them), reads as what it is, and is judged by the same rules."""
+3`, `WHEN IS NULL`), `NODETACH DELETE` (planner hints too, in the generated round trips). Each
+parses, re-emits exactly (the texts are spaced the way the canonical emitter spaces them),
+reads as what it is, and is judged by the same rules."""
 
 from __future__ import annotations
 
@@ -161,7 +162,13 @@ def _predicate(draw: st.DrawFn) -> list[str]:
 
 @st.composite
 def cypher5_queries(draw: st.DrawFn) -> str:
-    tokens = ["MATCH", "(", "n", draw(st.sampled_from([":", "IS"])), "A", ")", "WHERE"]
+    tokens = ["MATCH", "(", "n", draw(st.sampled_from([":", "IS"])), "A", ")"]
+    hints = [["USING", "INDEX", "n", ":", "A", "(", "x", ")"], ["USING", "SCAN", "n", ":", "A"],
+             ["USING", "TEXT", "INDEX", "SEEK", "n", ":", "A", "(", "x", ",", "y", ")"],
+             ["USING", "JOIN", "ON", "n"]]  # fmt: skip
+    for _ in range(draw(st.integers(0, 2))):
+        tokens += draw(st.sampled_from(hints))
+    tokens.append("WHERE")
     tokens += draw(_predicate())
     for _ in range(draw(st.integers(0, 2))):
         tokens += [draw(st.sampled_from(["AND", "OR"])), *draw(_predicate())]
