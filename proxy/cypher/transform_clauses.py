@@ -215,7 +215,9 @@ IN_TRANSACTIONS = rule(
 
 @IN_TRANSACTIONS
 def in_transactions(c: list[Any]) -> Part:
-    return Part("tx", True, span_of(c))
+    """The batch's concurrency and size expressions (`IN $n CONCURRENT TRANSACTIONS OF $r ROWS`)."""
+    batch = [ex(x) for x in (c[IN_TRANSACTIONS.batch], c[IN_TRANSACTIONS.rows]) if x is not None]
+    return Part("tx", batch, span_of(c))
 
 
 ON_ERROR = rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
@@ -245,6 +247,8 @@ def call_subquery(c: list[Any]) -> CallSubquery:
     scope: Part | None = c[CALL_SUBQUERY.scope]
     imports = None if scope is None else scope.value[1]
     import_all = scope is not None and scope.value[0]
+    tx: Part | None = c[CALL_SUBQUERY.tx]
     return CallSubquery(
-        span_of(c), c[CALL_SUBQUERY.query], imports, c[CALL_SUBQUERY.tx] is not None, import_all
-    )
+        span_of(c), c[CALL_SUBQUERY.query], imports, tx is not None, import_all,
+        tx.value if tx is not None else [],
+    )  # fmt: skip

@@ -11,6 +11,7 @@ import pytest
 
 from query_guard.build import build_guard
 from query_guard.config.load import parse_config
+from query_guard.cypher import ast
 from query_guard.cypher.ast_dynamic import LabelDynamic
 from query_guard.cypher.ast_match import PlannerHint, TunedMatch
 from query_guard.cypher.ast_schema import SchemaDefinition
@@ -161,3 +162,18 @@ def test_explain_and_profile_of_a_show_command_are_reads(text: str) -> None:
     assert verdict.explain == text.startswith("EXPLAIN")
     refused = READ_ONLY.check("PROFILE SHOW USERS")
     assert refused.blocked and "SEC.WRITE" in refused.codes
+
+
+def test_the_expressions_of_in_transactions_are_judged() -> None:
+    """`IN n CONCURRENT TRANSACTIONS OF r ROWS`: both expressions are in the AST, so a function
+    that runs code there is refused like anywhere else."""
+    text = (
+        "UNWIND $rows AS row CALL (row) { CREATE (:Person {id: row.id}) } "
+        "IN TRANSACTIONS OF apoc.cypher.runFirstColumnSingle('RETURN 1', {}) ROWS"
+    )
+    verdict = WRITABLE.check(text)
+    assert verdict.blocked and "SEC.PROCEDURE" in verdict.codes
+    call_text = "apoc.cypher.runFirstColumnSingle('RETURN 1', {})"
+    query = CypherQuery.parse(text.replace(call_text, "$n"))
+    [call] = query.find(ast.CallSubquery)
+    assert call.in_transactions and [type(x).__name__ for x in call.batch] == ["Parameter"]
