@@ -29,7 +29,7 @@ from query_guard.cypher.ast import (
     Variable,
 )
 from query_guard.cypher.build_children import Rules
-from query_guard.cypher.build_parts import Part, ex, exprs, has, span_of, tok_span
+from query_guard.cypher.build_parts import Paren, Part, ex, exprs, has, span_of, tok_span
 
 RULES = Rules()
 rule = RULES.rule
@@ -209,7 +209,8 @@ def call_scope(c: list[Any]) -> Part:
 
 IN_TRANSACTIONS = rule(
     "in_transactions",
-    "IN batch=expr? CONCURRENT? TRANSACTIONS OF? rows=expr? ROW|ROWS? on_error? report_status?",
+    "IN batch=expr? CONCURRENT? TRANSACTIONS OF? rows=expr? ROW|ROWS? error=on_error? "
+    "report_status?",
 )
 
 
@@ -217,6 +218,9 @@ IN_TRANSACTIONS = rule(
 def in_transactions(c: list[Any]) -> Part:
     """The batch's concurrency and size expressions (`IN $n CONCURRENT TRANSACTIONS OF $r ROWS`)."""
     batch = [ex(x) for x in (c[IN_TRANSACTIONS.batch], c[IN_TRANSACTIONS.rows]) if x is not None]
+    error = c[IN_TRANSACTIONS.error]
+    if error is not None and error.value[1] is not None:  # ON ERROR RETRY FOR <duration>
+        batch.append(error.value[1])
     return Part("tx", batch, span_of(c))
 
 
@@ -225,7 +229,17 @@ ON_ERROR = rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
 
 @ON_ERROR
 def on_error(c: list[Any]) -> Part:
-    return Part("on_error", c[ON_ERROR.action].value.upper(), span_of(c))
+    return Part("on_error", (c[ON_ERROR.action].value.upper(), None), span_of(c))
+
+
+ON_ERROR_RETRY = rule("on_error_retry", "ON ERROR RETRY *parts")
+
+
+@ON_ERROR_RETRY
+def on_error_retry(c: list[Any]) -> Part:
+    """`ON ERROR RETRY [[FOR] n SECONDS] [THEN CONTINUE | BREAK | FAIL]`: the duration kept."""
+    duration = next((ex(x) for x in c[ON_ERROR_RETRY.parts] if isinstance(x, (Expr, Paren))), None)
+    return Part("on_error", ("RETRY", duration), span_of(c))
 
 
 REPORT_STATUS = rule("report_status", "REPORT STATUS AS variable")

@@ -72,6 +72,11 @@ OTHER = [
     "MATCH REPEATABLE ELEMENTS p = (a:Person)-[:ACTED_IN]-{1, 3}(b) RETURN p",
     "MATCH DIFFERENT RELATIONSHIPS (a:Person)-[:ACTED_IN]->(b) RETURN a",
     "MATCH different = (a:Person)-->(b) RETURN different",
+    "UNWIND $ids AS i CALL (i){MERGE (u:User {id: i})} IN TRANSACTIONS ON ERROR RETRY 1 SECOND "
+    "THEN FAIL",
+    "UNWIND $ids AS i CALL (i){MERGE (u:User {id: i})} IN 2 CONCURRENT TRANSACTIONS OF 10 ROWS "
+    "ON ERROR RETRY FOR $s SECONDS THEN CONTINUE REPORT STATUS AS st RETURN st",
+    "UNWIND $ids AS i CALL (i){MERGE (u:User {id: i})} IN TRANSACTIONS ON ERROR RETRY",
 ]
 ALL = (
     DYNAMIC_READS + DYNAMIC_WRITES + SCHEMA_STATEMENTS + EXPLAINED_SCHEMA + EXPLAINED_SHOW + OTHER
@@ -177,3 +182,6 @@ def test_the_expressions_of_in_transactions_are_judged() -> None:
     query = CypherQuery.parse(text.replace(call_text, "$n"))
     [call] = query.find(ast.CallSubquery)
     assert call.in_transactions and [type(x).__name__ for x in call.batch] == ["Parameter"]
+    retry = CypherQuery.parse(text.replace(call_text, "$n") + " ON ERROR RETRY FOR $s SECONDS")
+    [call] = retry.find(ast.CallSubquery)
+    assert [x.name for x in call.batch if isinstance(x, ast.Parameter)] == ["n", "s"]
