@@ -2,13 +2,16 @@
 error).
 
 Neo4j 2025+ adds to Cypher: `FILTER [WHERE] p` (a `WITH * WHERE p`), `LET x = e, …`
-(`WITH *, e AS x`), standalone `ORDER BY` / `SKIP` / `OFFSET` / `LIMIT` clauses after any clause
-but RETURN (after a WITH once its WHERE ends it: `WITH p WHERE p.born > 1960 ORDER BY p.born`;
-right after a WITH's projection they are the WITH's own), conditional queries
-`WHEN c THEN … [WHEN …] [ELSE …]` (also inside `CALL { … }`), and the `CYPHER 25` prefix
-that selects the version for one statement. The guard parses all of them and judges them
-with the same rules as their Cypher 5 equivalents (a FILTER's property names are checked like
-a WHERE's, a write inside a WHEN branch is a write).
+(`WITH *, e AS x`), conditional queries `WHEN c THEN … [WHEN …] [ELSE …]` (also inside
+`CALL { … }`), the match modes `MATCH REPEATABLE ELEMENTS …` / `MATCH DIFFERENT RELATIONSHIPS
+…`, and the `CYPHER 25` prefix that selects the version for one statement. The guard
+parses all of them and judges them with the same rules as their Cypher 5 equivalents (a
+FILTER's property names are checked like a WHERE's, a write inside a WHEN branch is a write).
+
+Standalone `ORDER BY` / `SKIP` / `OFFSET` / `LIMIT` clauses (after any clause but RETURN: after a
+WITH once its WHERE or its own LIMIT ends it, `WITH p WHERE p.born > 1960 ORDER BY p.born`,
+`WITH p LIMIT 3 ORDER BY p.born`) are not among them: the Cypher 5 manual has them "as of
+Neo4j 5.24" (clauses/order-by), so both versions accept them.
 
 `[guard] cypher_version` says which language the database speaks: "5" (the default: Neo4j 5,
 ArcadeDB, FalkorDB, Memgraph) refuses these constructs, as such a database would, and a
@@ -32,11 +35,9 @@ from query_guard.api.cypher import Conditional, CypherQuery, ast
 _INSTEAD = {
     "FILTER": "WITH * WHERE …",
     "LET": "WITH *, … AS name",
-    "ORDER": "WITH * ORDER BY …",
-    "SKIP": "WITH * SKIP …",
-    "OFFSET": "WITH * SKIP …",
-    "LIMIT": "WITH * LIMIT …",
     "WHEN": "CALL { … UNION … } with the conditions in WHERE",
+    "REPEATABLE ELEMENTS": "MATCH without a match mode (relationships are not repeated)",
+    "DIFFERENT RELATIONSHIPS": "MATCH without a match mode (it is the default)",
     "CYPHER 25": "the statement without the CYPHER 25 prefix",
 }
 
@@ -53,6 +54,8 @@ def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     for node in nodes:
         if isinstance(node, Conditional):
             found.append(("WHEN", node))
+        elif isinstance(node, ast.Match) and getattr(node, "mode", ""):
+            found.append((node.mode, node))  # type: ignore[attr-defined]
         elif isinstance(node, ast.With):
             word = query.text[node.span[0] : node.span[1]].split(None, 1)[0].upper()
             if word in _INSTEAD:  # WITH itself is not

@@ -45,6 +45,7 @@ ALLOWED: dict[str, str] = {
     "descending": "AST field (ORDER BY … DESC)",
     "optional": "AST field (OPTIONAL MATCH)",
     "with_headers": "AST field (LOAD CSV WITH HEADERS)",
+    "operands": "AST field (a simple CASE's extended WHEN: what it compares the subject with)",
     "name_parameter": "AST field (an index or constraint named by a parameter: DROP INDEX $n)",
     "naked": "Gremlin AST field (a step written without g.)",
     "long_form": "Gremlin AST field (a token's long spelling)",

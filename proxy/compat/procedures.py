@@ -12,11 +12,13 @@ catalog to rows (one dict per row). Graph-valued columns (`apoc.meta.graph`'s vi
 and relationships, `db.schema.visualization`) are maps holding what the virtual entity's
 properties hold (`name`, `count`; `type`, `count`), since a literal cannot be a node.
 `SHOW INDEXES` / `SHOW CONSTRAINTS` list the indexes and constraints discovery read from the
-database (`query_guard.schema.indexes`). `apoc.schema.nodes()` / `apoc.schema.relationships()`
-list the same indexes (lookup indexes left out, as APOC does) with `size` and
-`valuesSelectivity` 0, which the proxy does not know: langchain and neo4j-graphrag follow a
-RANGE row whose index has entries by `apoc.schema.properties.distinct`, which the proxy does
-not serve, and read the values from a sample instead when it has none.
+database (`query_guard.schema.indexes`); `SHOW PROCEDURES` / `SHOW FUNCTIONS` the procedures and
+functions the proxy answers, with Neo4j 5's columns (`query_guard.compat.routines`).
+`apoc.schema.nodes()` / `apoc.schema.relationships()` list the same indexes (lookup indexes
+left out, as APOC does) with `size` and `valuesSelectivity` 0, which the proxy does not know:
+langchain and neo4j-graphrag follow a RANGE row whose index has entries by
+`apoc.schema.properties.distinct`, which the proxy does not serve, and read the values from a
+sample instead when it has none.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from query_guard.compat.routines import (
+    FUNCTION_ALL,
+    FUNCTION_COLUMNS,
+    PROCEDURE_ALL,
+    PROCEDURE_COLUMNS,
+    function_rows,
+    procedure_row,
+)
 from query_guard.schema.catalog import SchemaCatalog
 from query_guard.schema.indexes import (
     CONSTRAINT_ALL,
@@ -290,18 +300,13 @@ def _constraints(cat: SchemaCatalog) -> list[Row]:
 
 def _served_procedures(cat: SchemaCatalog) -> list[Row]:
     return [
-        {"name": p.name, "description": p.description, "mode": "READ", "worksOnSystem": False}
+        procedure_row(p.name, p.description, p.columns)
         for p in sorted(PROCEDURES.values(), key=lambda p: p.name)
     ]
 
 
 def _served_functions(cat: SchemaCatalog) -> list[Row]:
-    return [
-        {"name": "apoc.any.properties", "category": "apoc",
-         "description": "the properties of a map, node or relationship (answered by the proxy)"},
-        {"name": "apoc.any.property", "category": "apoc",
-         "description": "one property of a map, node or relationship (answered by the proxy)"},
-    ]  # fmt: skip
+    return function_rows()
 
 
 _META_DATA_COLUMNS = (
@@ -346,9 +351,6 @@ PROCEDURES: Mapping[str, Procedure] = {
     )
 }  # fmt: skip
 
-_PROCEDURE_COLUMNS = ("name", "description", "mode", "worksOnSystem")
-_FUNCTION_COLUMNS = ("name", "category", "description")
-
 
 @dataclass(frozen=True)
 class ShowCommand:
@@ -364,8 +366,8 @@ class ShowCommand:
 SHOW_COMMANDS: Mapping[str, ShowCommand] = {
     "CONSTRAINTS": ShowCommand(CONSTRAINT_COLUMNS, CONSTRAINT_ALL, _constraints),
     "INDEXES": ShowCommand(INDEX_COLUMNS, INDEX_ALL, _indexes),
-    "PROCEDURES": ShowCommand(_PROCEDURE_COLUMNS, _PROCEDURE_COLUMNS, _served_procedures),
-    "FUNCTIONS": ShowCommand(_FUNCTION_COLUMNS, _FUNCTION_COLUMNS, _served_functions),
+    "PROCEDURES": ShowCommand(PROCEDURE_COLUMNS, PROCEDURE_ALL, _served_procedures),
+    "FUNCTIONS": ShowCommand(FUNCTION_COLUMNS, FUNCTION_ALL, _served_functions),
 }  # fmt: skip
 
 SERVED_PROCEDURES: frozenset[str] = frozenset(PROCEDURES)

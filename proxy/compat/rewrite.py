@@ -108,7 +108,12 @@ def show_edit(
             if not isinstance(item.expr, ast.Variable) or item.expr.name not in every:
                 raise UnknownColumn(getattr(item.expr, "name", "?"))
             yields.append((item.expr.name, item.alias.name if item.alias else item.expr.name))
-    text = rows_head(list(dict.fromkeys([*columns, *(c for c, _ in yields)])), rows, yields)
+    # rows as lists, a column by its position: a SHOW's rows are wide (`SHOW PROCEDURES YIELD *`
+    # has 13 columns) and the answer must stay within [limits] max_query_tokens
+    needed = list(dict.fromkeys(c for c, _ in yields))
+    source = literal([[row.get(c) for c in needed] for row in rows])
+    projection = ", ".join(f"{ROW}[{needed.index(c)}] AS {identifier(a)}" for c, a in yields)
+    text = f"UNWIND {source} AS {ROW} WITH {projection}"
     if show.order_by:
         text += " ORDER BY " + ", ".join(query.source(i) for i in show.order_by)
     if show.skip is not None:

@@ -62,8 +62,7 @@ class FunctionCall(Expr):
 
 @dataclass(eq=False, slots=True)
 class BinaryOp(Expr):
-    # "=", "<>", "<", ">", "<=", ">=", "AND", "OR", "XOR", "+", "-", "*", "/", "%", "^",
-    # "IN", "STARTS WITH", "ENDS WITH", "CONTAINS", "=~", "IS NULL"/"IS NOT NULL" are UnaryOp
+    # = <> < > <= >= AND OR XOR + - * / % ^ || IN, STARTS WITH, ENDS WITH, CONTAINS, =~
     op: str
     left: Expr
     right: Expr
@@ -72,7 +71,7 @@ class BinaryOp(Expr):
 
 @dataclass(eq=False, slots=True)
 class UnaryOp(Expr):
-    op: str  # "NOT", "-", "+", "IS NULL", "IS NOT NULL"
+    op: str  # "NOT", "-", "+", "IS NULL", "IS NOT :: INTEGER", "IS NFC NORMALIZED" (postfix ones)
     operand: Expr
 
 
@@ -376,6 +375,7 @@ class CallSubquery(Clause):
     imports: list[Variable] | None  # the Neo4j 5.2x scope clause `CALL (a, b)`; None if absent
     in_transactions: bool = False
     import_all: bool = False  # `CALL (*) { … }`: every outer variable is visible
+    batch: list[Expr] = field(default_factory=list)  # IN [n CONCURRENT] TRANSACTIONS [OF r]
 
 
 @dataclass(eq=False, slots=True)

@@ -25,7 +25,9 @@ from query_guard.cypher import (
     transform_cypher25,
     transform_expr,
     transform_labels,
+    transform_match,
     transform_pattern,
+    transform_predicates,
     transform_schema,
     transform_show,
 )
@@ -38,7 +40,9 @@ TABLE = merge(
     transform_cypher25.RULES,
     transform_expr.RULES,
     transform_labels.RULES,
+    transform_match.RULES,
     transform_pattern.RULES,
+    transform_predicates.RULES,
     transform_schema.RULES,
     transform_show.RULES,
 )

@@ -84,7 +84,7 @@ _ESCAPED_CATEGORIES = frozenset({"Cc", "Cs"})
 _OPERATOR_CHARS = frozenset("-<>=!~+*/%^.|&:?")
 _NUMBERS = frozenset({"INTEGER", "FLOAT"})
 _COMPARISONS = frozenset(
-    {"EQ", "NEQ", "NEQ_BANG", "LT", "GT", "LE", "GE", "REGEX_MATCH", "PLUS_EQ"}
+    {"EQ", "NEQ", "NEQ_BANG", "LT", "GT", "LE", "GE", "REGEX_MATCH", "PLUS_EQ", "CONCAT"}
 )
 _CLAUSE_WORDS = frozenset(
     [
@@ -118,6 +118,15 @@ _CLAUSE_WORDS = frozenset(
         "EACH",
         "REQUIRE",
         "ASSERT",
+        "SHORTEST",  # path selectors and match modes before a pattern
+        "PATH",
+        "PATHS",
+        "GROUP",
+        "GROUPS",
+        "ELEMENT",
+        "ELEMENTS",
+        "RELATIONSHIP",
+        "RELATIONSHIPS",
     ]
 )
 
@@ -171,6 +180,7 @@ _REWRITTEN = frozenset(
         "LABEL_BAR",
         "NEQ_BANG",
         "INTEGER",
+        "TYPE_OPEN",
     }
 )
 
@@ -195,6 +205,8 @@ def _token_text(token: Token) -> str:
         return "<>"  # Neo4j 5 refuses `!=`; the AST already reads it as `<>`
     if kind == "INTEGER":
         return str(parse_int(token.value))  # `017` is octal here, 0x/0o are not everywhere
+    if kind == "TYPE_OPEN":
+        return "".join(token.value.split()).upper()  # `LIST <` -> `LIST<`
     return str(token.value)
 
 
@@ -244,7 +256,7 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
             after = spaced_after.get(x)
             if (
                 (y in after if after is not None and y < "\x80" else _pair_spaced(x, y))
-                or kind in comparisons
+                or (kind in comparisons and not (kind == "GT" and braces[-1:] == ["<"]))
                 or prev_kind in comparisons
                 # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
                 or kind == "DOUBLE_COLON"
@@ -259,9 +271,9 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
             ):
                 append(" ")
         append(text)
-        if text in _OPENING:
+        if text in _OPENING or kind == "TYPE_OPEN":
             braces.append(text[-1])
-        elif text in _CLOSING and braces:
+        elif (text in _CLOSING or (kind == "GT" and braces[-1:] == ["<"])) and braces:
             braces.pop()
         prev_kind, prev = kind, text
     joined = "".join(out)

@@ -14,7 +14,6 @@ from lark import Token
 
 from query_guard.cypher.ast import (
     Expr,
-    Match,
     OtherClause,
     ProjectionItem,
     Query,
@@ -89,7 +88,8 @@ def start(c: list[Any]) -> Script:
 
 
 EXPLAIN = rule(
-    "explain", "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema"
+    "explain",
+    "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema|show_command",
 )
 
 
@@ -164,19 +164,6 @@ WHERE = rule("where", "WHERE expr")
 @WHERE
 def where(c: list[Any]) -> Expr:
     return ex(c[WHERE.expr])
-
-
-MATCH_CLAUSE = rule("match_clause", "optional=OPTIONAL? MATCH pattern where?")
-
-
-@MATCH_CLAUSE
-def match_clause(c: list[Any]) -> Match:
-    return Match(
-        span_of(c),
-        c[MATCH_CLAUSE.optional] is not None,
-        c[MATCH_CLAUSE.pattern].value,
-        c[MATCH_CLAUSE.where],
-    )
 
 
 UNWIND_CLAUSE = rule("unwind_clause", "UNWIND expr AS variable")
@@ -287,3 +274,33 @@ RETURN_CLAUSE = rule("return_clause", "RETURN body=projection_body")
 @RETURN_CLAUSE
 def return_clause(c: list[Any]) -> Return:
     return Return(span_of(c), *c[RETURN_CLAUSE.body].value)
+
+
+LIMITED_WITH = rule(
+    "limited_with",
+    "WITH distinct=DISTINCT? items=projection_items order=order_by? skip? limit",
+)
+
+
+@LIMITED_WITH
+def limited_with(c: list[Any]) -> With:
+    """A WITH whose projection ends with its LIMIT, a standalone paging clause after it."""
+    star, items = c[LIMITED_WITH.items].value
+    order = c[LIMITED_WITH.order].value if c[LIMITED_WITH.order] is not None else []
+    distinct = c[LIMITED_WITH.distinct] is not None
+    skip_, limit_ = c[LIMITED_WITH.skip], c[LIMITED_WITH.limit]
+    return With(span_of(c), distinct, star, items, order, skip_, limit_)
+
+
+SKIPPED_WITH = rule(
+    "skipped_with", "WITH distinct=DISTINCT? items=projection_items order=order_by? skip"
+)
+
+
+@SKIPPED_WITH
+def skipped_with(c: list[Any]) -> With:
+    """A WITH whose projection ends with its SKIP, a standalone ORDER BY or SKIP after it."""
+    star, items = c[SKIPPED_WITH.items].value
+    order = c[SKIPPED_WITH.order].value if c[SKIPPED_WITH.order] is not None else []
+    distinct = c[SKIPPED_WITH.distinct] is not None
+    return With(span_of(c), distinct, star, items, order, c[SKIPPED_WITH.skip], None)

@@ -29,7 +29,7 @@ from query_guard.cypher.ast import (
     Variable,
 )
 from query_guard.cypher.build_children import Rules
-from query_guard.cypher.build_parts import Part, ex, exprs, has, span_of, tok_span
+from query_guard.cypher.build_parts import Paren, Part, ex, exprs, has, span_of, tok_span
 
 RULES = Rules()
 rule = RULES.rule
@@ -111,12 +111,13 @@ def remove_clause(c: list[Any]) -> Remove:
     return Remove(span_of(c), [x for x in c[REMOVE_CLAUSE.items] if not isinstance(x, Token)])
 
 
-DELETE_CLAUSE = rule("delete_clause", "detach=DETACH? DELETE *items")
+DELETE_CLAUSE = rule("delete_clause", "detach=DETACH|NODETACH? DELETE *items")
 
 
 @DELETE_CLAUSE
 def delete_clause(c: list[Any]) -> Delete:
-    return Delete(span_of(c), c[DELETE_CLAUSE.detach] is not None, exprs(c[DELETE_CLAUSE.items]))
+    detach = c[DELETE_CLAUSE.detach] is not None and c[DELETE_CLAUSE.detach].type == "DETACH"
+    return Delete(span_of(c), detach, exprs(c[DELETE_CLAUSE.items]))
 
 
 FOREACH_CLAUSE = rule("foreach_clause", "FOREACH LPAR variable IN expr BAR *clauses RPAR")
@@ -208,13 +209,19 @@ def call_scope(c: list[Any]) -> Part:
 
 IN_TRANSACTIONS = rule(
     "in_transactions",
-    "IN batch=expr? CONCURRENT? TRANSACTIONS OF? rows=expr? ROW|ROWS? on_error? report_status?",
+    "IN batch=expr? CONCURRENT? TRANSACTIONS OF? rows=expr? ROW|ROWS? error=on_error? "
+    "report_status?",
 )
 
 
 @IN_TRANSACTIONS
 def in_transactions(c: list[Any]) -> Part:
-    return Part("tx", True, span_of(c))
+    """The batch's concurrency and size expressions (`IN $n CONCURRENT TRANSACTIONS OF $r ROWS`)."""
+    batch = [ex(x) for x in (c[IN_TRANSACTIONS.batch], c[IN_TRANSACTIONS.rows]) if x is not None]
+    error = c[IN_TRANSACTIONS.error]
+    if error is not None and error.value[1] is not None:  # ON ERROR RETRY FOR <duration>
+        batch.append(error.value[1])
+    return Part("tx", batch, span_of(c))
 
 
 ON_ERROR = rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
@@ -222,7 +229,17 @@ ON_ERROR = rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
 
 @ON_ERROR
 def on_error(c: list[Any]) -> Part:
-    return Part("on_error", c[ON_ERROR.action].value.upper(), span_of(c))
+    return Part("on_error", (c[ON_ERROR.action].value.upper(), None), span_of(c))
+
+
+ON_ERROR_RETRY = rule("on_error_retry", "ON ERROR RETRY *parts")
+
+
+@ON_ERROR_RETRY
+def on_error_retry(c: list[Any]) -> Part:
+    """`ON ERROR RETRY [[FOR] n SECONDS] [THEN CONTINUE | BREAK | FAIL]`: the duration kept."""
+    duration = next((ex(x) for x in c[ON_ERROR_RETRY.parts] if isinstance(x, (Expr, Paren))), None)
+    return Part("on_error", ("RETRY", duration), span_of(c))
 
 
 REPORT_STATUS = rule("report_status", "REPORT STATUS AS variable")
@@ -244,6 +261,8 @@ def call_subquery(c: list[Any]) -> CallSubquery:
     scope: Part | None = c[CALL_SUBQUERY.scope]
     imports = None if scope is None else scope.value[1]
     import_all = scope is not None and scope.value[0]
+    tx: Part | None = c[CALL_SUBQUERY.tx]
     return CallSubquery(
-        span_of(c), c[CALL_SUBQUERY.query], imports, c[CALL_SUBQUERY.tx] is not None, import_all
-    )
+        span_of(c), c[CALL_SUBQUERY.query], imports, tx is not None, import_all,
+        tx.value if tx is not None else [],
+    )  # fmt: skip

@@ -31,6 +31,7 @@ from query_guard.cypher.build_parts import (
     pattern_of,
     span_of,
 )
+from query_guard.cypher.transform_predicates import check_case
 
 RULES = Rules()
 rule = RULES.rule
@@ -160,14 +161,6 @@ def map_projection(c: list[Any]) -> MapProjection:
 # ---------------------------------------------------------------- CASE, subqueries
 
 
-CASE_ALT = rule("case_alt", "WHEN condition=expr THEN result=expr")
-
-
-@CASE_ALT
-def case_alt(c: list[Any]) -> Part:
-    return Part("when", (ex(c[CASE_ALT.condition]), ex(c[CASE_ALT.result])), span_of(c))
-
-
 CASE_EXPR = rule("case_expr", "CASE subject=expr? *alternatives ELSE? default=expr? END")
 
 
@@ -176,6 +169,7 @@ def case_expr(c: list[Any]) -> CaseExpr:
     subject = ex(c[CASE_EXPR.subject]) if c[CASE_EXPR.subject] is not None else None
     alternatives = [p.value for p in c[CASE_EXPR.alternatives] if type(p) is Part]
     default = ex(c[CASE_EXPR.default]) if c[CASE_EXPR.default] is not None else None
+    check_case(subject, alternatives)
     return CaseExpr(span_of(c), subject, alternatives, default)
 
 

@@ -44,6 +44,7 @@ from query_guard.cypher.build_parts import (
     unescape_name,
     unescape_string,
 )
+from query_guard.cypher.transform_predicates import apply_suffix
 
 
 def _op_text(toks: list[Token]) -> str:
@@ -60,6 +61,7 @@ _INFIX = {
     **dict.fromkeys(["EQ", "NEQ", "NEQ_BANG", "LT", "GT", "LE", "GE", "REGEX_MATCH"], 5),
     **dict.fromkeys(["STARTS", "ENDS", "CONTAINS", "IN"], 6),
     "PLUS": 7,
+    "CONCAT": 7,
     "MINUS": 7,
     "STAR": 8,
     "SLASH": 8,
@@ -94,13 +96,11 @@ class _Pratt:
             left, start, end = ex(item), start_of(item), end_of(item)
         while self.pos < len(items):
             tok = items[self.pos]
-            if tok.type == "IS":
+            if type(tok) is Part:  # a postfix predicate: IS [NOT] NULL, IS :: T, IS Label, …
                 if min_power > _NULL_POWER:
                     break
-                negated = items[self.pos + 1].type == "NOT"
-                end = items[self.pos + (2 if negated else 1)].end_pos
-                self.pos += 3 if negated else 2
-                left = UnaryOp((start, end), "IS NOT NULL" if negated else "IS NULL", left)
+                self.pos += 1
+                left, end = apply_suffix(tok, left, start), tok.span[1]
                 continue
             power = _INFIX[tok.type]
             if power < min_power:

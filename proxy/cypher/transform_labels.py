@@ -101,5 +101,5 @@ def _node_labels(c: list[Any]) -> LabelExpr:
     return only
 
 
-rule("node_labels", "COLON *items")(_node_labels)
+rule("node_labels", "COLON|IS *items")(_node_labels)
 rule("check_labels", "COLON *items")(_node_labels)

@@ -229,30 +229,6 @@ def constraint_rule(c: list[Any]) -> Part:
     return Part("rule", " ".join(words), span_of(c))
 
 
-PROPERTY_TYPE = rule("property_type", "*terms")
-
-
-@PROPERTY_TYPE
-def property_type(c: list[Any]) -> Part:
-    return Part(
-        "type", " | ".join(x.value for x in c[PROPERTY_TYPE.terms] if type(x) is Part), span_of(c)
-    )
-
-
-TYPE_TERM = rule("type_term", "*words LT? inner=property_type? GT? NOT? NULL?")
-
-
-@TYPE_TERM
-def type_term(c: list[Any]) -> Part:
-    words: list[str] = []
-    for x in c:
-        if isinstance(x, Token) and x.type not in ("LT", "GT"):
-            words.append(x.value.upper())
-        elif type(x) is Part:
-            words[-1] += f"<{x.value}>"
-    return Part("type_term", " ".join(words), span_of(c))
-
-
 SCHEMA_OPTIONS = rule("schema_options", "OPTIONS value=map_literal|PARAM")
 
 

@@ -59,6 +59,24 @@ def test_paging_after_a_with_where_is_a_clause_of_its_own() -> None:
     assert with_.order_by and with_.where is not None and isinstance(ret, ast.Return)
 
 
+def test_paging_after_a_with_limit_or_skip_is_a_clause_of_its_own() -> None:
+    """After the WITH's own LIMIT (or its SKIP, for an ORDER BY or a SKIP) the projection can take
+    no more: Neo4j (5.24+) reads the next ORDER BY / SKIP / LIMIT as a standalone clause."""
+    _, with_, order, skip, ret = _clauses(
+        "UNWIND [3, 1, 2] AS a WITH a SKIP 1 LIMIT 2 ORDER BY a SKIP 1 RETURN a"
+    )
+    assert isinstance(with_, ast.With) and with_.skip is not None and with_.limit is not None
+    assert isinstance(order, ast.With) and order.star and order.order_by
+    assert isinstance(skip, ast.With) and skip.star and skip.skip is not None
+    assert isinstance(ret, ast.Return)
+    text = "UNWIND [1] AS a WITH a SKIP 1 ORDER BY a LIMIT 1 RETURN a"
+    _, with_, order, limit, _ = _clauses(text)
+    assert with_.skip is not None and with_.limit is None and not with_.order_by
+    assert order.order_by and limit.limit is not None
+    _, with_, _ = _clauses("UNWIND [1] AS a WITH a SKIP 1 LIMIT 1 RETURN a")
+    assert with_.skip is not None and with_.limit is not None
+
+
 @pytest.mark.parametrize("text", ["LET x = 1 RETURN x", "FILTER $p RETURN 1 AS one"])
 def test_filter_and_let_may_open_a_query(text: str) -> None:
     """Cypher 25's `clause+` has no first-clause rule and FILTER / LET are `WITH * …`, which
@@ -120,6 +138,8 @@ def _middle(draw: st.DrawFn) -> list[str]:
             tokens += [_word(draw, "LIMIT"), str(draw(st.integers(0, 99)))]
         elif draw(st.booleans()):  # after a WITH's WHERE, standalone clauses may follow
             tokens += ["WITH", "n", _word(draw, "WHERE"), "n", ".", "x", ">", "0"]
+        elif draw(st.booleans()):  # and after its own LIMIT (or SKIP) too
+            tokens += ["WITH", "n", *draw(st.sampled_from([["SKIP", "1"], []])), "LIMIT", "5"]
         else:  # a WITH without WHERE takes the paging as its own: MATCH again after it
             tokens += ["WITH", "n", "MATCH", "(", "n", ")", "-->", "(", "m", ")"]
     return tokens

@@ -27,18 +27,18 @@ def test_every_grammar_rule_has_a_callback_of_its_shape() -> None:
 @pytest.mark.parametrize(
     ("shape", "complaint"),
     [
-        ("optional=OPTIONAL? MATCH pattern where", "slot where may be absent"),
-        ("optional=OPTIONAL? MATCH pattern where? extra=WHERE", "4 children"),
-        ("MATCH optional=OPTIONAL? pattern where?", "slot match is OPTIONAL"),
-        ("optional=OPTIONAL? MATCH pattern where? ", None),
-        ("optional=OPTIONAL? MATCH? pattern where?", "marked `?` but is never absent"),
+        ("UNION all=ALL|DISTINCT", "slot all may be absent"),
+        ("UNION all=ALL|DISTINCT? extra=UNION", "2 children"),
+        ("all=ALL|DISTINCT? UNION", "slot all is UNION"),
+        ("UNION all=ALL|DISTINCT? ", None),
+        ("UNION? all=ALL|DISTINCT?", "marked `?` but is never absent"),
     ],
 )
 def test_a_shape_that_does_not_fit_the_grammar_is_refused(
     shape: str, complaint: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table = dict(builders.TABLE)
-    table["match_clause"] = dataclasses.replace(table["match_clause"], shape=Shape.parse(shape))
+    table["union_op"] = dataclasses.replace(table["union_op"], shape=Shape.parse(shape))
     monkeypatch.setattr(builders, "TABLE", table)
     if complaint is None:
         builders.check_grammar(_parser().rules)

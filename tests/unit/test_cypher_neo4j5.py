@@ -1,5 +1,6 @@
 """Neo4j 5 syntax the peers' libraries send (issue 21): dynamic labels and types `$(…)`,
-parameterised index/constraint names, schema commands under EXPLAIN, `CALL (x) {…}`, FINISH.
+parameterised index/constraint names, schema and SHOW commands under EXPLAIN / PROFILE,
+`CALL (x) {…}`, FINISH, planner hints (`USING INDEX …`), Cypher 25 match modes.
 Each parses, re-emits exactly, and is judged by the same rules: a dynamic name is one the
 schema rules cannot check (SCH.DYNAMIC_NAME, info, never blocking a read); writes stay blocked
 in read-only mode."""
@@ -10,7 +11,9 @@ import pytest
 
 from query_guard.build import build_guard
 from query_guard.config.load import parse_config
+from query_guard.cypher import ast
 from query_guard.cypher.ast_dynamic import LabelDynamic
+from query_guard.cypher.ast_match import PlannerHint, TunedMatch
 from query_guard.cypher.ast_schema import SchemaDefinition
 from query_guard.cypher.emit import emit_query, structure
 from query_guard.cypher.parser import CypherSyntaxError, parse
@@ -55,11 +58,29 @@ EXPLAINED_SCHEMA = [
     "EXPLAIN DROP INDEX i IF EXISTS",
     "EXPLAIN DROP CONSTRAINT $name",
 ]
+EXPLAINED_SHOW = [
+    "EXPLAIN SHOW INDEXES",
+    "EXPLAIN SHOW CONSTRAINTS YIELD name, type WHERE type = 'UNIQUENESS' RETURN name",
+    "PROFILE SHOW PROCEDURES YIELD name",
+]
 OTHER = [
     "MATCH (p:Person) CALL (p){MATCH (p)-[:ACTED_IN]->(m) RETURN m} RETURN m LIMIT 5",
     "MATCH (p:Person) SET p.seen = true FINISH",
+    "MATCH (p:Person) USING INDEX p:Person(name) WHERE p.name = $n RETURN p",
+    "MATCH (p:Person) USING TEXT INDEX SEEK p:Person(name) WHERE p.name CONTAINS 'a' RETURN p",
+    "MATCH (p:Person)-[:ACTED_IN]->(m:Movie) USING SCAN p:Person USING JOIN ON p, m RETURN m",
+    "MATCH REPEATABLE ELEMENTS p = (a:Person)-[:ACTED_IN]-{1, 3}(b) RETURN p",
+    "MATCH DIFFERENT RELATIONSHIPS (a:Person)-[:ACTED_IN]->(b) RETURN a",
+    "MATCH different = (a:Person)-->(b) RETURN different",
+    "UNWIND $ids AS i CALL (i){MERGE (u:User {id: i})} IN TRANSACTIONS ON ERROR RETRY 1 SECOND "
+    "THEN FAIL",
+    "UNWIND $ids AS i CALL (i){MERGE (u:User {id: i})} IN 2 CONCURRENT TRANSACTIONS OF 10 ROWS "
+    "ON ERROR RETRY FOR $s SECONDS THEN CONTINUE REPORT STATUS AS st RETURN st",
+    "UNWIND $ids AS i CALL (i){MERGE (u:User {id: i})} IN TRANSACTIONS ON ERROR RETRY",
 ]
-ALL = DYNAMIC_READS + DYNAMIC_WRITES + SCHEMA_STATEMENTS + EXPLAINED_SCHEMA + OTHER
+ALL = (
+    DYNAMIC_READS + DYNAMIC_WRITES + SCHEMA_STATEMENTS + EXPLAINED_SCHEMA + EXPLAINED_SHOW + OTHER
+)
 
 
 @pytest.mark.parametrize("text", ALL)
@@ -78,6 +99,21 @@ def test_dynamic_labels_read_as_what_they_are() -> None:
     assert [query.text[slice(*d.expr.span)] for d in dynamic] == [
         "$labels", "row.type", "['A', 'B']"
     ]  # fmt: skip
+
+
+def test_hints_and_match_modes_read_as_what_they_are() -> None:
+    query = CypherQuery.parse(
+        "MATCH REPEATABLE ELEMENT (a:Person)-->(b) USING RANGE INDEX a:Person(name, born) "
+        "USING JOIN ON a, b WHERE a.name = 'x' RETURN b"
+    )
+    [match] = query.find(TunedMatch)
+    assert match.mode == "REPEATABLE ELEMENTS" and match.where is not None
+    index, join = match.hints
+    assert (index.kind, index.label) == ("RANGE INDEX", "Person")
+    assert index.properties == ["name", "born"]
+    assert [v.name for v in join.variables] == ["a", "b"] and join.kind == "JOIN"
+    assert not list(CypherQuery.parse("MATCH (n) RETURN n").find(TunedMatch))
+    assert list(CypherQuery.parse("MATCH (n:A) USING SCAN n:A RETURN n").find(PlannerHint))
 
 
 def test_only_any_and_all_name_a_dynamic_label() -> None:
@@ -122,3 +158,30 @@ def test_the_expression_inside_a_dynamic_label_is_judged() -> None:
 def test_explain_of_a_schema_command_is_answered_in_read_only_mode(text: str) -> None:
     verdict = READ_ONLY.check(text)
     assert not verdict.blocked and verdict.explain and verdict.query_type == "s"
+
+
+@pytest.mark.parametrize("text", EXPLAINED_SHOW)
+def test_explain_and_profile_of_a_show_command_are_reads(text: str) -> None:
+    verdict = READ_ONLY.check(text)
+    assert not verdict.blocked and verdict.query_type == "r"
+    assert verdict.explain == text.startswith("EXPLAIN")
+    refused = READ_ONLY.check("PROFILE SHOW USERS")
+    assert refused.blocked and "SEC.WRITE" in refused.codes
+
+
+def test_the_expressions_of_in_transactions_are_judged() -> None:
+    """`IN n CONCURRENT TRANSACTIONS OF r ROWS`: both expressions are in the AST, so a function
+    that runs code there is refused like anywhere else."""
+    text = (
+        "UNWIND $rows AS row CALL (row) { CREATE (:Person {id: row.id}) } "
+        "IN TRANSACTIONS OF apoc.cypher.runFirstColumnSingle('RETURN 1', {}) ROWS"
+    )
+    verdict = WRITABLE.check(text)
+    assert verdict.blocked and "SEC.PROCEDURE" in verdict.codes
+    call_text = "apoc.cypher.runFirstColumnSingle('RETURN 1', {})"
+    query = CypherQuery.parse(text.replace(call_text, "$n"))
+    [call] = query.find(ast.CallSubquery)
+    assert call.in_transactions and [type(x).__name__ for x in call.batch] == ["Parameter"]
+    retry = CypherQuery.parse(text.replace(call_text, "$n") + " ON ERROR RETRY FOR $s SECONDS")
+    [call] = retry.find(ast.CallSubquery)
+    assert [x.name for x in call.batch if isinstance(x, ast.Parameter)] == ["n", "s"]
