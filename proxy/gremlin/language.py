@@ -14,7 +14,7 @@ from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.parser import parse_traversal
 from query_guard.gremlin.printer import to_text
 from query_guard.guard.language import Language
-from query_guard.guard.tree import preorder
+from query_guard.guard.tree import index
 from query_guard.model import Edit, Finding, Severity, apply_edits
 
 
@@ -51,7 +51,7 @@ class GremlinQuery:
 
     def _index(self) -> None:
         """Both lists from one pre-order walk (`find_all`'s order)."""
-        nodes = preorder(self.traversal)
+        nodes, _ = index(self.traversal)
         traversal, step = ast.Traversal, ast.Step
         self._traversals = [n for n in nodes if isinstance(n, traversal)]
         self._steps = [n for n in nodes if isinstance(n, step)]

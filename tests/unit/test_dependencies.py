@@ -71,6 +71,8 @@ def _imported(*folders: str) -> dict[str, set[str]]:
                 names = [_name(d) for d in dists.get(top, [])] or [
                     NOT_INSTALLED_HERE.get(top, f"{top} (not installed)")
                 ]
+                if _name(top) in names:  # `sqlglot` is also filled in by sqlglotc: its namesake
+                    names = [_name(top)]
                 for name in names:
                     out.setdefault(name, set()).add(path.relative_to(ROOT).as_posix())
     return out
