@@ -45,7 +45,7 @@ _INSTEAD = {
 def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     """(keyword, node) of every Cypher 25 construct in the statement."""
     found: list[tuple[str, ast.Node]] = []
-    candidates = list(query.find(Conditional, ast.With))
+    candidates = list(query.find(Conditional, ast.With, ast.Match))
     # the index lists nodes by class: of one class they are in pre-order, as the walk below
     if len({type(node) for node in candidates}) < 2:
         nodes: list[ast.Node] = candidates
