@@ -21,7 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from query_guard.codes import CODES
 from query_guard.console.diff import side_by_side
 from query_guard.console.feed import FeedState, QueryFeed, Snapshot
-from query_guard.console.peers import QUESTION, all_states, encode
+from query_guard.console.peers import all_seqs, all_states, provide
 from query_guard.run.peers import Peers
 
 HERE = Path(__file__).resolve().parent
@@ -67,7 +67,7 @@ class Console:
     def attach(self, app: web.Application, peers: Peers | None = None) -> None:
         self.peers = peers
         if peers is not None:
-            peers.provide(QUESTION, lambda: encode(self.feed.state()))
+            provide(peers, self.feed)
         router = app.router
         router.add_get("/ui", self.page)
         router.add_get("/ui/", self.page)
@@ -82,7 +82,7 @@ class Console:
         return self._html("panels.html", await self._view())
 
     async def state(self, request: web.Request) -> web.Response:
-        seq = (await self._state()).seq if self.peers is not None else self.feed.seq
+        seq = await all_seqs(self.peers, self.feed) if self.peers is not None else self.feed.seq
         response = web.json_response({"seq": seq, "minute": int(self.clock() // 60)})
         response.headers.update(HEADERS)
         return response

@@ -2,7 +2,8 @@
 `QueryFeed`, and a browser's request reaches whichever worker the kernel picks. So each worker
 answers the question `console` with its feed's state (`query_guard.run.peers`), and the worker
 that draws a page asks the others for theirs and merges them (`FeedState.merge`): every
-worker's `/ui` shows the queries of all."""
+worker's `/ui` shows the queries of all. The page's poll (`/ui/state.json`) asks only for the
+sequence numbers (`console-seq`), a few bytes, not every worker's recent queries."""
 
 from __future__ import annotations
 
@@ -15,6 +16,22 @@ from query_guard.console.feed import Attempt, Entry, FeedState, QueryFeed
 from query_guard.run.peers import Peers
 
 QUESTION = "console"
+SEQ_QUESTION = "console-seq"
+
+
+def provide(peers: Peers, feed: QueryFeed) -> None:
+    """Answer the other workers' console questions from `feed`."""
+    peers.provide(QUESTION, lambda: encode(feed.state()))
+    peers.provide(SEQ_QUESTION, lambda: str(feed.seq).encode())
+
+
+async def all_seqs(peers: Peers, feed: QueryFeed) -> int:
+    """The sum of every answering worker's sequence number (`FeedState.merge`'s `seq`)."""
+    total = feed.seq
+    for _worker, data in await peers.ask(SEQ_QUESTION):
+        with contextlib.suppress(ValueError):  # not a number
+            total += int(data)
+    return total
 
 
 async def all_states(peers: Peers, feed: QueryFeed) -> FeedState:

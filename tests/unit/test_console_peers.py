@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from query_guard.console.feed import Attempt, Entry, FeedState, QueryFeed
 from query_guard.console.page import Console
-from query_guard.console.peers import QUESTION, all_states, decode, encode
+from query_guard.console.peers import all_seqs, all_states, decode, encode, provide
 from query_guard.run.metrics import Metrics, of_workers
 from query_guard.run.peers import Peers
 from tests.unit.test_console_feed import Clock, record
@@ -71,16 +71,19 @@ def test_each_workers_console_shows_the_queries_of_all(tmp_path: Path) -> None:
         feeds = [QueryFeed(), QueryFeed()]
         peers = [Peers(tmp_path, "one"), Peers(tmp_path, "two")]  # one process plays both
         for peer, feed in zip(peers, feeds, strict=True):
-            peer.provide(QUESTION, lambda feed=feed: encode(feed.state()))
+            provide(peer, feed)
             await peer.start()
         dead = tmp_path / "4999999.sock"  # a socket whose worker has stopped (no such pid)
         with socket.socket(socket.AF_UNIX) as left:
             left.bind(str(dead))
         feeds[0](record("RETURN 'first worker'"))
         feeds[1](record("RETURN 'second worker'"))
+        feeds[1](record("RETURN 'second worker, again'"))
         for peer, feed in zip(peers, feeds, strict=True):
             seen = {e.query for e in (await all_states(peer, feed)).entries}
-            assert seen == {"RETURN 'first worker'", "RETURN 'second worker'"}
+            assert seen == {"RETURN 'first worker'", "RETURN 'second worker'",
+                            "RETURN 'second worker, again'"}  # fmt: skip
+            assert await all_seqs(peer, feed) == 3  # what the page polls
         assert not dead.exists()
         assert await peers[0].ask("no such question") == [("two", b"")]
         console = Console(feeds[0])
