@@ -248,16 +248,18 @@ PROJECTION_BODY = rule(
 )
 
 
+def _projection(r: Any, c: list[Any]) -> tuple[bool, bool, list[Any], list[Any]]:
+    """(distinct, star, items, order) of a rule `r` with `distinct`, `items` and `order` parts:
+    a projection body, or a WITH that ends with its own SKIP or LIMIT."""
+    star, items = c[r.items].value
+    order = c[r.order].value if c[r.order] is not None else []
+    return c[r.distinct] is not None, star, items, order
+
+
 @PROJECTION_BODY
 def projection_body(c: list[Any]) -> Part:
-    star, items = c[PROJECTION_BODY.items].value
-    order = c[PROJECTION_BODY.order].value if c[PROJECTION_BODY.order] is not None else []
-    distinct = c[PROJECTION_BODY.distinct] is not None
-    return Part(
-        "projection",
-        (distinct, star, items, order, c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit]),
-        span_of(c),
-    )
+    paging = (c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit])
+    return Part("projection", (*_projection(PROJECTION_BODY, c), *paging), span_of(c))
 
 
 WITH_CLAUSE = rule("with_clause", "WITH body=projection_body where?")
@@ -285,11 +287,8 @@ LIMITED_WITH = rule(
 @LIMITED_WITH
 def limited_with(c: list[Any]) -> With:
     """A WITH whose projection ends with its LIMIT, a standalone paging clause after it."""
-    star, items = c[LIMITED_WITH.items].value
-    order = c[LIMITED_WITH.order].value if c[LIMITED_WITH.order] is not None else []
-    distinct = c[LIMITED_WITH.distinct] is not None
-    skip_, limit_ = c[LIMITED_WITH.skip], c[LIMITED_WITH.limit]
-    return With(span_of(c), distinct, star, items, order, skip_, limit_)
+    paging = (c[LIMITED_WITH.skip], c[LIMITED_WITH.limit])
+    return With(span_of(c), *_projection(LIMITED_WITH, c), *paging)
 
 
 SKIPPED_WITH = rule(
@@ -300,7 +299,4 @@ SKIPPED_WITH = rule(
 @SKIPPED_WITH
 def skipped_with(c: list[Any]) -> With:
     """A WITH whose projection ends with its SKIP, a standalone ORDER BY or SKIP after it."""
-    star, items = c[SKIPPED_WITH.items].value
-    order = c[SKIPPED_WITH.order].value if c[SKIPPED_WITH.order] is not None else []
-    distinct = c[SKIPPED_WITH.distinct] is not None
-    return With(span_of(c), distinct, star, items, order, c[SKIPPED_WITH.skip], None)
+    return With(span_of(c), *_projection(SKIPPED_WITH, c), c[SKIPPED_WITH.skip], None)
