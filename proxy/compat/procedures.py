@@ -4,7 +4,8 @@ columns and value shapes (Neo4j 5 / APOC 5 signatures).
 Labels, relationship types and relationship patterns are listed in the catalog's order, the
 database's schema order as discovery read it (`discovery.schema_order`: Neo4j and FalkorDB the
 order they were created in, which APOC follows too and clients such as neo4j-graphrag compare
-lists in; ArcadeDB its schema's name order); property keys, which the catalog holds as sets,
+lists in; ArcadeDB the order its types' buckets were made in, its creation order too);
+property keys, which the catalog holds as sets,
 alphabetically.
 
 Each procedure is a name, its output columns in signature order, and a function from the

@@ -144,6 +144,9 @@ async def discover_schema(
     server = str(getattr(backend, "server", "") or "")  # a Bolt upstream's agent
     labels = schema_order(await _column(backend, "CALL db.labels()"), server)
     types = schema_order(await _column(backend, "CALL db.relationshipTypes()"), server)
+    if "ArcadeDB" in server:
+        labels = await _bucket_order(backend, labels, "(e:{})")
+        types = await _bucket_order(backend, types, "()-[e:{}]->()")
     position = {label: i for i, label in enumerate(labels)}
     node_types = {
         label: await _property_types(backend, f"(n:{quote_name(label)})", "n", sample)
@@ -191,13 +194,30 @@ def schema_order(names: list[Any], server: str = "") -> list[str]:
     """Labels or relationship types in the database's schema order, which the catalog keeps.
     Neo4j and FalkorDB list them in `db.labels()` / `db.relationshipTypes()` as they were
     created (by token id; APOC's apoc.meta.* follow it and clients compare lists in it).
-    ArcadeDB has no creation order: its `db.labels()` lists its type map in hash order, and
+    ArcadeDB lists no creation order: its `db.labels()` lists its type map in hash order, and
     its schema (`SELECT FROM schema:types`) orders types by name, case-insensitively; that is
-    the order an ArcadeDB server (its Bolt agent names it) gets."""
+    the order an ArcadeDB server (its Bolt agent names it) starts from, before
+    `_bucket_order` recovers the creation order from its record ids."""
     found = list(dict.fromkeys(str(name) for name in names))
     if "ArcadeDB" in server:
         return sorted(found, key=lambda name: (name.casefold(), name))
     return found
+
+
+async def _bucket_order(backend: Backend, names: list[str], pattern: str) -> list[str]:
+    """ArcadeDB's types in the order their buckets were made, which is the order the types
+    were created while none was dropped: a record's id is `#bucket:position`, and each type
+    gets its buckets, numbered on from the last, when it is created. A type without a record
+    (or an id of another form) keeps its place after those with one, in `names`' order."""
+    found: dict[str, int] = {}
+    for name in names:
+        query = f"MATCH {pattern.format(quote_name(name))} RETURN elementId(e) LIMIT 1"
+        ids = await _column(backend, query)
+        bucket = str(ids[0]).lstrip("#").partition(":")[0] if ids else ""
+        if bucket.isdigit():
+            found[name] = int(bucket)
+    place = {name: i for i, name in enumerate(names)}
+    return sorted(names, key=lambda name: (name not in found, found.get(name, place[name])))
 
 
 def _in_order(pair: tuple[str, str], position: dict[str, int]) -> tuple[int, str, int, str]:

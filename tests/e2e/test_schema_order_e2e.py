@@ -1,10 +1,12 @@
 """The procedures the proxy answers from its catalog list labels, relationship types and
-patterns in the database's schema order (issue 21), never alphabetically by default. FalkorDB
-(like Neo4j, whose APOC follows it) lists them in `db.labels()` / `db.relationshipTypes()` as
-they were created, so through the proxy neo4j-graphrag's ordered comparisons of
-`apoc.meta.data` rows hold. ArcadeDB has no creation order: its `db.labels()` is its type
-map's hash order and its schema (`schema:types`, read here over its HTTP API) orders types by
-name; the proxy follows its schema. Real FalkorDB and ArcadeDB, the real neo4j driver."""
+patterns in the order they were created, as Neo4j (and APOC over it) does, never
+alphabetically by default. FalkorDB lists them in `db.labels()` / `db.relationshipTypes()` as
+they were created; ArcadeDB has no such listing (its `db.labels()` is its type map's hash
+order, its schema, `schema:types` read here over its HTTP API, orders types by name), so the
+proxy recovers creation from its record ids (`#bucket:position`: a type's buckets are numbered
+on when it is created). Through the proxy neo4j-graphrag's and langchain-neo4j's ordered
+comparisons of `apoc.meta.data` rows hold on both. Real FalkorDB and ArcadeDB, the real neo4j
+driver."""
 
 from __future__ import annotations
 
@@ -166,10 +168,8 @@ def test_the_database_lists_what_was_created(database: Database) -> None:
         assert database.type_order() == sorted(CREATED_TYPES, key=str.casefold)
 
 
-def test_labels_and_types_come_in_the_databases_schema_order(
-    driver: neo4j.Driver, database: Database
-) -> None:
-    labels, types = database.label_order(), database.type_order()
+def test_labels_and_types_come_in_the_order_they_were_created(driver: neo4j.Driver) -> None:
+    labels, types = CREATED_LABELS, CREATED_TYPES
     assert column(driver, "CALL db.labels()") == labels
     assert column(driver, "CALL db.relationshipTypes()") == types
     [graph] = column(driver, "CALL apoc.meta.graph() YIELD nodes RETURN nodes")
@@ -186,21 +186,18 @@ def test_labels_and_types_come_in_the_databases_schema_order(
 
 
 def test_apoc_meta_data_patterns_follow_the_label_then_the_type_order(
-    driver: neo4j.Driver, database: Database
+    driver: neo4j.Driver,
 ) -> None:
-    """neo4j-graphrag's relationship query: per start label in the schema order, its types in
-    the schema order (what APOC does over Neo4j's token order)."""
+    """neo4j-graphrag's relationship query: per start label in creation order, its types in
+    creation order (what APOC does over Neo4j's token order, and graphrag's and langchain's
+    `test_enhanced_schema_exception` expect)."""
     rows = [(o["start"], o["type"], o["end"]) for o in column(driver, REL_QUERY)]
-    assert set(rows) == PATTERNS
-    labels, types = database.label_order(), database.type_order()
-    assert rows == sorted(rows, key=lambda p: (labels.index(p[0]), types.index(p[1])))
-    if database.name == "falkordb":  # created in order: what graphrag's tests expect of Neo4j
-        assert rows == [
-            ("Zeta", "ZREL", "Alpha"),
-            ("Node", "REL", "Node"),
-            ("EmptyNode", "EMPTY_REL", "EmptyNode"),
-            ("Mid", "AREL", "Beta"),
-        ]
+    assert rows == [
+        ("Zeta", "ZREL", "Alpha"),
+        ("Node", "REL", "Node"),
+        ("EmptyNode", "EMPTY_REL", "EmptyNode"),
+        ("Mid", "AREL", "Beta"),
+    ]
 
 
 def test_apoc_schema_nodes_sorts_by_label_as_apoc_does(driver: neo4j.Driver) -> None:
