@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from query_guard.codes import CODES
+
 BOOKMARK_ASSERT = "assert <Bookmarks values={}>"
 
 
@@ -108,3 +110,49 @@ def changed_failures(comparison: Any) -> list[str]:
     ]
     head = f"Failing on both sides with another failure through the proxy ({c.suite}, run {c.run}):"
     return ["", head, "", *changed] if changed else []
+
+
+UNKNOWN_PROCEDURE = re.compile(r"Unknown procedure/function: ([\w.]+)")
+
+
+def proxy_side_note(comparisons: Sequence[Any], answered: Callable[[str], bool]) -> str:
+    """The computed check of issue 21's "no test fails through the proxy for a proxy-side
+    reason" for an app suite: which tests pass only through the proxy because it answers a
+    procedure ArcadeDB lacks (`answered(name)`), and every failure through the proxy that
+    carries one of the proxy's own finding codes (a refusal of the proxy's, not the
+    database's), with what the same test met directly."""
+    better: dict[str, int] = {}
+    other_better = 0
+    refused: list[str] = []
+    for c in comparisons:
+        for n in c.only(c.proxy, c.direct):
+            found = UNKNOWN_PROCEDURE.search(str(c.direct[n].reason))
+            if found and answered(found.group(1)):
+                better[found.group(1)] = better.get(found.group(1), 0) + 1
+            else:
+                other_better += 1
+        for n in c.names():
+            if c.status(c.proxy, n) != "failed":
+                continue
+            codes = [w for w in re.findall(r"\b[A-Z]+\.[A-Z_]+\b", c.proxy[n].reason) if w in CODES]
+            if codes:
+                direct = (
+                    "passes directly"
+                    if c.status(c.direct, n) == "passed"
+                    else ("fails directly too: " + " ".join(str(c.direct[n].reason).split())[:120])
+                )
+                refused.append(f"`{n}` ({', '.join(dict.fromkeys(codes))}; {direct})")
+    total = sum(better.values()) + other_better
+    parts = [
+        f"Computed: of the {total} tests that pass only through the proxy, "
+        + ", ".join(f"{k} fail directly on `{p}`" for p, k in better.items())
+        + (", which ArcadeDB lacks and the proxy answers from its catalog" if better else "")
+        + (f"; {other_better} for another reason" if other_better else "")
+        + ".",
+        f"Failures through the proxy that carry a query-guard finding code: {len(refused)}"
+        + (": " + "; ".join(refused) if refused else "")
+        + "; the other failures through the proxy carry none (the database's errors, relayed, "
+        "or the tests' own assertions; those that differ from the direct side's are listed "
+        "below).",
+    ]
+    return " ".join(parts)

@@ -35,11 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import ROOT, write_section
-from _peers_notes import bookmark_note, changed_failures
+from _peers_notes import bookmark_note, changed_failures, proxy_side_note
 from _peers_notes import bookmark_probe as probe
 from _serve import Proxy
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason
+from query_guard.compat.procedures import SERVED_PROCEDURES
 from query_guard.config.schema import DEFAULT_ALLOWED_PROCEDURES
 
 HEADING = "## Peer test suites on ArcadeDB, directly vs through the proxy:"
@@ -307,6 +308,7 @@ def render(comparisons: list[Comparison], notes: list[str]) -> str:
     out += ["", verdict(comparisons)]
     driver = comparisons[0].suite == "neo4j"  # the note is about the driver's own tests
     out += ["", note] if driver and (note := bookmark_note(comparisons)) else []
+    out += [] if driver else ["", proxy_side_note(comparisons, SERVED_PROCEDURES.__contains__)]
     out += ["", "| suite | run | tests | pass direct | pass proxy | fail both | "
             "pass direct, fail proxy | fail direct, pass proxy | skipped (direct/proxy) |",
             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
