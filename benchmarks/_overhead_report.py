@@ -20,6 +20,7 @@ def targets(name: str) -> tuple[float, float]:
     """The (p50, 32-client throughput) targets of the setup `name` ("FalkorDB (direct: …")."""
     return TARGETS.get(name.split(" ", 1)[0], (1.25, 0.95))
 
+
 # What the path does is a fact of the code, not of a run; every number below is computed.
 PATH_NOTE = """\
 On the Bolt path the proxy relays upstream RECORD messages undecoded (Bolt >= 5 on both
@@ -74,6 +75,24 @@ def _against_baseline(
     )
 
 
+def _client_floor(r: dict[str, Any], target_p50: float) -> str:
+    """How much of the p50 through the proxy is the client's own work: its CPU per query
+    (the sync driver's thread) is spent on every call whatever the proxy does."""
+    client, direct = r["proxy_client_cpu"], r["direct_client_cpu"]
+    budget = r["direct_p50"] * target_p50 * 1000
+    rest = (
+        f"{budget - client:.0f} µs of it for the proxy, the database and both network hops"
+        if budget > client
+        else "less than the client alone spends: no proxy meets it with this client"
+    )
+    return (
+        f"- {r['name']}: the client spent {client:.0f} µs CPU per query through the proxy "
+        f"(neo4j driver), {direct:.0f} µs directly; the p50 target ({target_p50}x direct) "
+        f"allows {budget:.0f} µs per query, {rest} (p50 through the proxy in this run: "
+        f"{r['proxy_p50'] * 1000:.0f} µs)."
+    )
+
+
 def interpret(results: list[dict[str, Any]]) -> str:
     """The reading of this run's numbers, computed from them (nothing here is fixed text)."""
     lines = []
@@ -91,6 +110,8 @@ def interpret(results: list[dict[str, Any]]) -> str:
             f"(+{r['rss_idle'] - r['rss_before']:.0f} MiB; target ≤ {TARGET_RSS_MIB:.0f}: "
             f"{_verdict(r['rss_idle'], TARGET_RSS_MIB, False)})."
         )
+        if "proxy_client_cpu" in r:
+            lines.append(_client_floor(r, target_p50))
     by_backend: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
         backend, _, variant = r["name"].rpartition(", ")

@@ -53,15 +53,18 @@ TPUT_ROUNDS = 5  # throughput points per side and client count (the median is re
 # ---------------------------------------------------------------------- measurements
 
 
-def latencies(run_once: Callable[[], Any], n: int) -> list[float]:
-    """Milliseconds per call, after a warm-up."""
+def latencies(run_once: Callable[[], Any], n: int, cpu: list[float]) -> list[float]:
+    """Milliseconds per call, after a warm-up; appends to `cpu` the client's own CPU per call
+    (this thread's, µs: the sync client runs in it) over the block."""
     for _ in range(min(200, n)):
         run_once()
     out = []
+    cpu_started = time.thread_time_ns()
     for _ in range(n):
         started = time.perf_counter_ns()
         run_once()
         out.append((time.perf_counter_ns() - started) / 1e6)
+    cpu.append((time.thread_time_ns() - cpu_started) / 1e3 / max(1, n))
     return out
 
 
@@ -159,9 +162,10 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
     then biases no side); throughput likewise, in rounds, the median of each side's points."""
     sides = [direct, *proxies]
     lat: dict[str, list[float]] = {side.label: [] for side in sides}
+    cpu: dict[str, list[float]] = {side.label: [] for side in sides}
     for block in range(ROUNDS):
         for side in _shuffled(sides, block):
-            lat[side.label] += latencies(side.once, n // ROUNDS)
+            lat[side.label] += latencies(side.once, n // ROUNDS, cpu[side.label])
     runs: dict[tuple[str, int], list[float]] = {(s.label, c): [] for s in sides for c in (1, 32)}
     for block in range(TPUT_ROUNDS):
         for side in _shuffled(sides, block):
@@ -180,6 +184,8 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
             "direct_tput1": tput[(direct.label, 1)], "proxy_tput1": tput[(side.label, 1)],
             "direct_tput32": tput[(direct.label, 32)], "proxy_tput32": tput[(side.label, 32)],
             "rss_before": before, "rss_idle": idle,
+            "direct_client_cpu": statistics.median(cpu[direct.label]),
+            "proxy_client_cpu": statistics.median(cpu[side.label]),
         })  # fmt: skip
         print(results[-1], flush=True)
     return results
