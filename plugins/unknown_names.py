@@ -28,7 +28,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     if schema is None:
         return []
     findings = [_dynamic(node) for node in query.find(LabelDynamic)]
-    if not schema.labels:
+    if not schema.nodes:  # no labels
         return findings
     written = query.written()
     findings += _labels(query, schema, written)
@@ -48,7 +48,7 @@ def _dynamic(node: LabelDynamic) -> Finding:
 
 def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) -> list[Finding]:
     out = []
-    labels = schema.labels  # a fresh frozenset per access: once per query
+    nodes = schema.nodes  # label -> keys: `in` asks for a label without building a set
     exprs = [
         n.labels
         for n in query.find(ast.NodePattern)
@@ -56,10 +56,12 @@ def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) 
     ]
     exprs += [c.labels for c in query.find(ast.LabelCheck)]
     for expr in exprs:
-        for name in expr.find_all(ast.LabelName):
-            if name.name in labels:
+        # a plain label (the common case) is its own only name
+        names = (expr,) if type(expr) is ast.LabelName else expr.find_all(ast.LabelName)
+        for name in names:
+            if name.name in nodes:
                 continue
-            hint = closest(name.name, labels)
+            hint = closest(name.name, schema.labels)
             out.append(
                 Finding(
                     "SCH.UNKNOWN_LABEL",
@@ -77,7 +79,6 @@ def _properties(
     query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]
 ) -> list[Finding]:
     rel_types = _relationship_variables(query)
-    check_rels = any(r.properties for r in schema.relationships)  # any relationship properties
     out = []
     # (variable, key, key span)
     uses: list[tuple[ast.Variable | ast.NodePattern, str, tuple[int, int]]] = []
@@ -94,7 +95,7 @@ def _properties(
         name = subject.name if isinstance(subject, ast.Variable) else None
         if name is not None and name in rel_types:
             if name not in by_rel:
-                by_rel[name] = _rel_owner(schema, rel_types[name], check_rels)
+                by_rel[name] = _rel_owner(schema, rel_types[name])
             found = by_rel[name]
         else:
             labels = query.scopes.labels(subject)
@@ -122,11 +123,10 @@ def _properties(
     return out
 
 
-def _rel_owner(
-    schema: SchemaCatalog, types: set[str], check_rels: bool
-) -> tuple[frozenset[str], str] | None:
-    """The keys declared on relationships of `types`, and how a message names them."""
-    if not check_rels or not types:
+def _rel_owner(schema: SchemaCatalog, types: set[str]) -> tuple[frozenset[str], str] | None:
+    """The keys declared on relationships of `types`, and how a message names them; None when
+    the schema declares no relationship properties at all."""
+    if not types or not any(r.properties for r in schema.relationships):
         return None
     known = frozenset().union(*(schema.relationship_properties(t) for t in types))
     return known, ":" + "|".join(sorted(types))
