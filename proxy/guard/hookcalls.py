@@ -69,9 +69,10 @@ class PerPluginCalls:
         if calls is None:
             return self._through_pluggy(hook, impls, kwargs)
         out: list[tuple[str, Any]] = []
+        argument = kwargs.__getitem__
         for name, function, argnames in calls:
             try:
-                value = function(*[kwargs[a] for a in argnames])
+                value = function(*map(argument, argnames))
             except Exception as exc:  # a rule's bug (or RecursionError): the caller reports it
                 out.append((name, exc))
                 continue
