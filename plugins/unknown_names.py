@@ -18,6 +18,8 @@ REMOVE) is named only when the query runs: no schema rule can check it, and `SCH
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from query_guard.api import Finding, GuardContext, SchemaCatalog, Severity, hookimpl
 from query_guard.api.cypher import CypherQuery, LabelDynamic, ast, closest, positive_names
 
@@ -88,9 +90,10 @@ def _properties(
     for node in query.find(ast.NodePattern):
         if isinstance(node.properties, ast.MapLiteral) and id(node) not in written:
             uses += [(node, key, span) for key, span, _ in node.properties.entries]
-    # (declared keys, owner) per relationship variable and per label set, None: not checked
-    by_rel: dict[str, tuple[frozenset[str], str] | None] = {}
-    by_labels: dict[frozenset[str], tuple[frozenset[str], str] | None] = {}
+    # (declared keys, owner's names) per relationship variable and per label set, None: not
+    # checked (the owner is spelt out only in a finding)
+    by_rel: dict[str, tuple[frozenset[str], Iterable[str]] | None] = {}
+    by_labels: dict[frozenset[str], tuple[frozenset[str], Iterable[str]] | None] = {}
     for subject, key, span in uses:
         name = subject.name if isinstance(subject, ast.Variable) else None
         if name is not None and name in rel_types:
@@ -100,16 +103,20 @@ def _properties(
         else:
             labels = query.scopes.labels(subject)
             if isinstance(subject, ast.NodePattern):
-                labels = labels | set(positive_names(subject.labels))
+                own = subject.labels
+                labels = labels | (
+                    {own.name} if type(own) is ast.LabelName else set(positive_names(own))
+                )
             if labels not in by_labels:
                 by_labels[labels] = _node_owner(schema, labels)
             found = by_labels[labels]
         if found is None:
             continue
-        known, owner = found
+        known, names = found
         if key in known:
             continue
         hint = closest(key, known)
+        owner = ":" + "|".join(sorted(names))
         out.append(
             Finding(
                 "SCH.UNKNOWN_PROPERTY",
@@ -123,23 +130,27 @@ def _properties(
     return out
 
 
-def _rel_owner(schema: SchemaCatalog, types: set[str]) -> tuple[frozenset[str], str] | None:
-    """The keys declared on relationships of `types`, and how a message names them; None when
-    the schema declares no relationship properties at all."""
+def _rel_owner(
+    schema: SchemaCatalog, types: set[str]
+) -> tuple[frozenset[str], Iterable[str]] | None:
+    """The keys declared on relationships of `types`, and the types; None when the schema
+    declares no relationship properties at all."""
     if not types or not any(r.properties for r in schema.relationships):
         return None
     known = frozenset().union(*(schema.relationship_properties(t) for t in types))
-    return known, ":" + "|".join(sorted(types))
+    return known, types
 
 
-def _node_owner(schema: SchemaCatalog, labels: frozenset[str]) -> tuple[frozenset[str], str] | None:
-    """The keys declared on nodes with `labels` (those with declared properties), and how a
-    message names them; None when no label has declared properties."""
+def _node_owner(
+    schema: SchemaCatalog, labels: frozenset[str]
+) -> tuple[frozenset[str], Iterable[str]] | None:
+    """The keys declared on nodes with `labels` (those with declared properties), and those
+    labels; None when no label has declared properties."""
     labels = frozenset(label for label in labels if schema.node_properties(label))
     if not labels:
         return None
     known = frozenset().union(*(schema.node_properties(lb) for lb in labels))
-    return known, ":" + "|".join(sorted(labels))
+    return known, labels
 
 
 def _relationship_variables(query: CypherQuery) -> dict[str, set[str]]:
