@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from types import MappingProxyType
 from typing import TypeVar
 
 from lark import Token
@@ -55,7 +54,8 @@ class CypherQuery:
         the order they first occur, each class's nodes in pre-order."""
         found = self._found.get(types)
         if found is None:  # the same lookup for every rule that asks: computed once
-            self.nodes  # noqa: B018 - builds the index on first use
+            if self._nodes is None:  # the index, built on first use
+                self._nodes, self._by_type = index(self.script)  # type: ignore[assignment]
             by_type = self._by_type
             if len(types) == 1 and not types[0].__subclasses__():
                 found = by_type.get(types[0], [])  # a class without subclasses: its own list
@@ -98,7 +98,8 @@ class CypherQuery:
 @cache
 def _matching(types: tuple[type, ...]) -> Mapping[type, bool]:
     """`issubclass(cls, types)` for every node class defined by now, asked once per `types`
-    (`find` asks the others, defined later, directly)."""
+    (`find` asks the others, defined later, directly). A plain dict, never changed: the
+    cheapest to ask."""
     classes: set[type] = set()
     todo: list[type] = [ast.Node]
     while todo:
@@ -106,4 +107,4 @@ def _matching(types: tuple[type, ...]) -> Mapping[type, bool]:
         if cls not in classes:
             classes.add(cls)
             todo += cls.__subclasses__()
-    return MappingProxyType({cls: issubclass(cls, types) for cls in classes})
+    return {cls: issubclass(cls, types) for cls in classes}
