@@ -43,24 +43,26 @@ _INSTEAD = {
 
 
 def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
-    """(keyword, node) of every Cypher 25 construct in the statement."""
-    found: list[tuple[str, ast.Node]] = []
-    candidates = list(query.find(Conditional, ast.With, ast.Match))
-    # the index lists nodes by class: of one class they are in pre-order, as the walk below
-    if len({type(node) for node in candidates}) < 2:
-        nodes: list[ast.Node] = candidates
-    else:
-        nodes = query.nodes
-    for node in nodes:
-        if isinstance(node, Conditional):
-            found.append(("WHEN", node))
-        elif isinstance(node, ast.Match) and getattr(node, "mode", ""):
-            found.append((node.mode, node))  # type: ignore[attr-defined]
-        elif isinstance(node, ast.With):
-            word = query.text[node.span[0] : node.span[1]].split(None, 1)[0].upper()
-            if word in _INSTEAD:  # WITH itself is not
-                found.append((word, node))
-    return found
+    """(keyword, node) of every Cypher 25 construct in the statement, in pre-order."""
+    found = [(w, n) for n in query.find(Conditional, ast.With, ast.Match) if (w := _word(query, n))]
+    # the index lists nodes by class, each class's in pre-order: the walk is needed only to
+    # interleave the constructs of several classes
+    if len({type(node) for _, node in found}) < 2:
+        return found
+    return [(w, n) for n in query.nodes if (w := _word(query, n))]
+
+
+def _word(query: CypherQuery, node: ast.Node) -> str:
+    """The Cypher 25 keyword `node` is written with, or "" (not an addition)."""
+    if isinstance(node, Conditional):
+        return "WHEN"
+    if isinstance(node, ast.Match):
+        return getattr(node, "mode", "")  # type: ignore[no-any-return]
+    if isinstance(node, ast.With):
+        word = query.text[node.span[0] : node.span[1]].split(None, 1)[0].upper()
+        if word in _INSTEAD:  # WITH itself is not
+            return word
+    return ""
 
 
 @hookimpl

@@ -37,20 +37,27 @@ OPTIONS = {
 @hookimpl
 def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     schema = ctx.schema
-    if schema is None or not schema.relationship_types:
+    if schema is None or not schema.relationships:  # no relationship types
         return []
     default = OPTIONS["min_similarity"].default
     min_similarity = float(ctx.option("fix_rel_types", "min_similarity", default))
     findings: list[Finding] = []
     seen: set[int] = set()
-    created = _created_types(query)
+    created: frozenset[str] | None = None  # computed when a name is not declared (rare)
     for hop in read_hops(query):
-        if hop.rel.types is None or id(hop.rel) in seen:
+        types = hop.rel.types
+        if types is None or id(hop.rel) in seen:
             continue
         seen.add(id(hop.rel))
         negated: set[int] | None = None  # computed when a name is unknown (rare)
-        for name in hop.rel.types.find_all(ast.LabelName):
-            if schema.has_type(name.name) or name.name in created:
+        # a plain type (the common case) is its own only name
+        names = (types,) if type(types) is ast.LabelName else types.find_all(ast.LabelName)
+        for name in names:
+            if schema.has_type(name.name):
+                continue
+            if created is None:
+                created = _created_types(query)
+            if name.name in created:
                 continue
             if negated is None:
                 negated = _negated(hop.rel.types)

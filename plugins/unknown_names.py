@@ -18,6 +18,8 @@ REMOVE) is named only when the query runs: no schema rule can check it, and `SCH
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from query_guard.api import Finding, GuardContext, SchemaCatalog, Severity, hookimpl
 from query_guard.api.cypher import CypherQuery, LabelDynamic, ast, closest, positive_names
 
@@ -28,7 +30,7 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     if schema is None:
         return []
     findings = [_dynamic(node) for node in query.find(LabelDynamic)]
-    if not schema.labels:
+    if not schema.nodes:  # no labels
         return findings
     written = query.written()
     findings += _labels(query, schema, written)
@@ -48,7 +50,7 @@ def _dynamic(node: LabelDynamic) -> Finding:
 
 def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) -> list[Finding]:
     out = []
-    labels = schema.labels  # a fresh frozenset per access: once per query
+    nodes = schema.nodes  # label -> keys: `in` asks for a label without building a set
     exprs = [
         n.labels
         for n in query.find(ast.NodePattern)
@@ -56,10 +58,12 @@ def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) 
     ]
     exprs += [c.labels for c in query.find(ast.LabelCheck)]
     for expr in exprs:
-        for name in expr.find_all(ast.LabelName):
-            if name.name in labels:
+        # a plain label (the common case) is its own only name
+        names = (expr,) if type(expr) is ast.LabelName else expr.find_all(ast.LabelName)
+        for name in names:
+            if name.name in nodes:
                 continue
-            hint = closest(name.name, labels)
+            hint = closest(name.name, schema.labels)
             out.append(
                 Finding(
                     "SCH.UNKNOWN_LABEL",
@@ -77,7 +81,6 @@ def _properties(
     query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]
 ) -> list[Finding]:
     rel_types = _relationship_variables(query)
-    check_rels = any(r.properties for r in schema.relationships)  # any relationship properties
     out = []
     # (variable, key, key span)
     uses: list[tuple[ast.Variable | ast.NodePattern, str, tuple[int, int]]] = []
@@ -87,28 +90,33 @@ def _properties(
     for node in query.find(ast.NodePattern):
         if isinstance(node.properties, ast.MapLiteral) and id(node) not in written:
             uses += [(node, key, span) for key, span, _ in node.properties.entries]
-    # (declared keys, owner) per relationship variable and per label set, None: not checked
-    by_rel: dict[str, tuple[frozenset[str], str] | None] = {}
-    by_labels: dict[frozenset[str], tuple[frozenset[str], str] | None] = {}
+    # (declared keys, owner's names) per relationship variable and per label set, None: not
+    # checked (the owner is spelt out only in a finding)
+    by_rel: dict[str, tuple[frozenset[str], Iterable[str]] | None] = {}
+    by_labels: dict[frozenset[str], tuple[frozenset[str], Iterable[str]] | None] = {}
     for subject, key, span in uses:
         name = subject.name if isinstance(subject, ast.Variable) else None
         if name is not None and name in rel_types:
             if name not in by_rel:
-                by_rel[name] = _rel_owner(schema, rel_types[name], check_rels)
+                by_rel[name] = _rel_owner(schema, rel_types[name])
             found = by_rel[name]
         else:
             labels = query.scopes.labels(subject)
             if isinstance(subject, ast.NodePattern):
-                labels = labels | set(positive_names(subject.labels))
+                own = subject.labels
+                labels = labels | (
+                    {own.name} if type(own) is ast.LabelName else set(positive_names(own))
+                )
             if labels not in by_labels:
                 by_labels[labels] = _node_owner(schema, labels)
             found = by_labels[labels]
         if found is None:
             continue
-        known, owner = found
+        known, names = found
         if key in known:
             continue
         hint = closest(key, known)
+        owner = ":" + "|".join(sorted(names))
         out.append(
             Finding(
                 "SCH.UNKNOWN_PROPERTY",
@@ -123,23 +131,26 @@ def _properties(
 
 
 def _rel_owner(
-    schema: SchemaCatalog, types: set[str], check_rels: bool
-) -> tuple[frozenset[str], str] | None:
-    """The keys declared on relationships of `types`, and how a message names them."""
-    if not check_rels or not types:
+    schema: SchemaCatalog, types: set[str]
+) -> tuple[frozenset[str], Iterable[str]] | None:
+    """The keys declared on relationships of `types`, and the types; None when the schema
+    declares no relationship properties at all."""
+    if not types or not any(r.properties for r in schema.relationships):
         return None
     known = frozenset().union(*(schema.relationship_properties(t) for t in types))
-    return known, ":" + "|".join(sorted(types))
+    return known, types
 
 
-def _node_owner(schema: SchemaCatalog, labels: frozenset[str]) -> tuple[frozenset[str], str] | None:
-    """The keys declared on nodes with `labels` (those with declared properties), and how a
-    message names them; None when no label has declared properties."""
+def _node_owner(
+    schema: SchemaCatalog, labels: frozenset[str]
+) -> tuple[frozenset[str], Iterable[str]] | None:
+    """The keys declared on nodes with `labels` (those with declared properties), and those
+    labels; None when no label has declared properties."""
     labels = frozenset(label for label in labels if schema.node_properties(label))
     if not labels:
         return None
     known = frozenset().union(*(schema.node_properties(lb) for lb in labels))
-    return known, ":" + "|".join(sorted(labels))
+    return known, labels
 
 
 def _relationship_variables(query: CypherQuery) -> dict[str, set[str]]:

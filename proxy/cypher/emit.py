@@ -236,6 +236,10 @@ _SPACED_AFTER = MappingProxyType(
     {x: frozenset(y for y in _ASCII if _pair_spaced(x, y)) for x in _ASCII}
 )
 _OPENING = frozenset({"(", "[", "{", "-[", "<-[", "$("})
+# the kinds of token after which (before which) `emit_tokens` may space other than by the
+# characters: the pair's kinds decide the rest, or its characters `.` and `:` before, `{` after
+_RARE_BEFORE = _COMPARISONS | _NUMBERS | _CLAUSE_WORDS | {"DOUBLE_COLON", "ON"}
+_RARE_AFTER = _COMPARISONS | {"DOUBLE_COLON"}
 _CLOSING = frozenset({")", "]", "}"})
 
 
@@ -248,6 +252,7 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
     out: list[str] = []
     append = out.append
     spaced_after, comparisons, numbers = _SPACED_AFTER, _COMPARISONS, _NUMBERS
+    rare_before, rare_after = _RARE_BEFORE, _RARE_AFTER
     prev_kind, prev = "", ""
     braces: list[str] = []  # open brackets, innermost last: a map's `:` gets a space
     for kind, text in pieces:
@@ -256,18 +261,24 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
             after = spaced_after.get(x)
             if (
                 (y in after if after is not None and y < "\x80" else _pair_spaced(x, y))
-                or (kind in comparisons and not (kind == "GT" and braces[-1:] == ["<"]))
-                or prev_kind in comparisons
-                # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
-                or kind == "DOUBLE_COLON"
-                or prev_kind == "DOUBLE_COLON"
-                or (prev_kind == "ON" and text == ":")
-                or (y == "." and prev_kind in numbers)
-                or (x == "." and (y.isdigit() or kind in numbers))
-                or (y in "({[" and prev_kind in _CLAUSE_WORDS)  # `MATCH (`
-                # `(n:Person {name: 'x'})`: a map after a word or a node's `(`, its keys' `:`
-                or (text == "{" and (_wordy(x) or (prev == ")" and braces[-1:] == ["("])))
-                or (prev == ":" and braces[-1:] == ["{"])
+                or (
+                    # the rest holds only beside these kinds and characters (most pairs are not)
+                    (prev_kind in rare_before or kind in rare_after or x in ".:" or y == "{")
+                    and (
+                        (kind in comparisons and not (kind == "GT" and braces[-1:] == ["<"]))
+                        or prev_kind in comparisons
+                        # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
+                        or kind == "DOUBLE_COLON"
+                        or prev_kind == "DOUBLE_COLON"
+                        or (prev_kind == "ON" and text == ":")
+                        or (y == "." and prev_kind in numbers)
+                        or (x == "." and (y.isdigit() or kind in numbers))
+                        or (y in "({[" and prev_kind in _CLAUSE_WORDS)  # `MATCH (`
+                        # `(n:Person {name: 'x'})`: a map after a word or a node's `(`, its keys' :
+                        or (text == "{" and (_wordy(x) or (prev == ")" and braces[-1:] == ["("])))
+                        or (prev == ":" and braces[-1:] == ["{"])
+                    )
+                )
             ):
                 append(" ")
         append(text)
@@ -285,18 +296,14 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
 
 
 def _pieces(tokens: Sequence[Token]) -> list[tuple[str, str]]:
-    return [
-        (t.type, str(t.value) if t.type not in _REWRITTEN else _token_text(t)) for t in tokens
-    ]
+    return [(t.type, str(t.value) if t.type not in _REWRITTEN else _token_text(t)) for t in tokens]
 
 
 def _refuse_admin(query: CypherQuery) -> None:
     """Fail closed: an administration command is parsed coarsely (its remainder, SCHEMA_REST,
     is the client's raw text), so a query holding one is refused (plugins/admin_commands.py
     blocks them first, with SEC.ADMIN)."""
-    coarse = (
-        type(node) is ast.SchemaCommand for node in query.find(ast.SchemaCommand)
-    )
+    coarse = (type(node) is ast.SchemaCommand for node in query.find(ast.SchemaCommand))
     if "SCHEMA_REST" in map(_TYPE, query.tokens) or any(coarse):
         raise Unforwardable(
             "administration commands (databases, users, roles, privileges, aliases, servers) "

@@ -53,7 +53,13 @@ def _hops(query: CypherQuery) -> list[Hop]:
 def endpoint_labels(query: CypherQuery, node: ast.NodePattern) -> frozenset[str]:
     """Labels the endpoint may carry: every positive name in its own label expression (any of
     them may satisfy the schema) plus what its variable is known to carry in the scope."""
-    own = frozenset(positive_names(node.labels)) if node.labels is not None else frozenset()
+    labels = node.labels
+    if labels is None:
+        own: frozenset[str] = frozenset()
+    elif type(labels) is ast.LabelName:  # the common case: one label
+        own = frozenset((labels.name,))
+    else:
+        own = frozenset(positive_names(labels))
     return own | query.node_labels(node)
 
 

@@ -3,8 +3,9 @@ shared by every rule (the node index, scope resolution)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TypeVar
 
 from lark import Token
@@ -53,15 +54,17 @@ class CypherQuery:
         the order they first occur, each class's nodes in pre-order."""
         found = self._found.get(types)
         if found is None:  # the same lookup for every rule that asks: computed once
-            self.nodes  # noqa: B018 - builds the index on first use
+            if self._nodes is None:  # the index, built on first use
+                self._nodes, self._by_type = index(self.script)  # type: ignore[assignment]
             by_type = self._by_type
-            leaves = not any(map(type.__subclasses__, types))  # then only they match
-            if leaves and len(types) == 1:
+            if len(types) == 1 and not types[0].__subclasses__():
                 found = by_type.get(types[0], [])  # a class without subclasses: its own list
             else:
+                table = _matching(types)
                 found = []
                 for cls, ns in by_type.items():
-                    if (cls in types) if leaves else issubclass(cls, types):
+                    hit = table.get(cls)
+                    if hit if hit is not None else issubclass(cls, types):
                         found += ns
             self._found[types] = found
         return iter(found)  # type: ignore[arg-type]
@@ -90,3 +93,18 @@ class CypherQuery:
     def node_labels(self, node: ast.NodePattern) -> frozenset[str]:
         """Positive labels known for this node pattern's variable in its scope."""
         return self.scopes.labels(node)
+
+
+@cache
+def _matching(types: tuple[type, ...]) -> Mapping[type, bool]:
+    """`issubclass(cls, types)` for every node class defined by now, asked once per `types`
+    (`find` asks the others, defined later, directly). A plain dict, never changed: the
+    cheapest to ask."""
+    classes: set[type] = set()
+    todo: list[type] = [ast.Node]
+    while todo:
+        cls = todo.pop()
+        if cls not in classes:
+            classes.add(cls)
+            todo += cls.__subclasses__()
+    return {cls: issubclass(cls, types) for cls in classes}

@@ -1,12 +1,11 @@
-"""Calls a hook through pluggy so that each plugin's result — or failure — is its own.
+"""Calls a hook's implementations so that each plugin's result — or failure — is its own.
 
 pluggy stops a hook call at the first implementation that raises and does not say which one
-it was; the guard must name the failing rule and still run the others. So the hook is called
-once as a whole (the common case: every rule returns its list, and pluggy's results line up
-with its implementations), and only when a rule raised or returned None, once per plugin
-through its own `PluginManager.subset_hook_caller` (pluggy still selects the arguments and
-applies the hookspec). The per-plugin callers are rebuilt only when the plugins change.
-"""
+it was; the guard must name the failing rule and still run the others. So the implementations
+pluggy registered (its order, its argument selection) are called one by one here, each failure
+caught on its own. A hook with a wrapper or a firstresult spec is called through pluggy as a
+whole instead, and only when a rule raised or returned None, once per plugin through its own
+`PluginManager.subset_hook_caller`. Both are rebuilt only when the plugins change."""
 
 from __future__ import annotations
 
@@ -24,6 +23,9 @@ class PerPluginCalls:
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
         self._callers: dict[str, tuple[tuple[object, ...], Callers]] = {}
+        # per hook: its implementations when last seen, and (plugin name, function, argument
+        # names) in call order, or None when the hook must go through pluggy
+        self._plain: dict[str, tuple[tuple[object, ...], list[tuple[str, Any, Any]] | None]] = {}
 
     def __call__(self, hook_name: str) -> Sequence[tuple[str, pluggy.HookCaller]]:
         """(plugin name, caller of that plugin's implementation) in the order pluggy calls them."""
@@ -46,9 +48,43 @@ class PerPluginCalls:
     def results(self, hook_name: str, kwargs: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """(plugin name, a value it returned or the exception it raised), in pluggy's order; a
         plugin with two implementations of the hook may appear twice, one returning None not
-        at all."""
+        at all.
+
+        The implementations pluggy registered are called here one by one, with the arguments
+        each names, as pluggy's own loop would (the hot path: a rule's failure is then its own
+        without calling every rule again); a wrapper or a hook with a firstresult spec goes
+        through pluggy (`_through_pluggy`)."""
         hook = getattr(self.pm.hook, hook_name)
         impls = hook.get_hookimpls()
+        key = tuple(impls)
+        cached = self._plain.get(hook_name)
+        if cached is None or cached[0] != key:
+            spec = hook.spec
+            plain = not (spec is not None and spec.opts.get("firstresult")) and not any(
+                impl.wrapper or impl.hookwrapper or impl.kwargnames for impl in impls
+            )
+            calls = [(i.plugin_name, i.function, i.argnames) for i in reversed(impls)]
+            cached = self._plain[hook_name] = (key, calls if plain else None)
+        calls = cached[1]
+        if calls is None:
+            return self._through_pluggy(hook, impls, kwargs)
+        out: list[tuple[str, Any]] = []
+        argument = kwargs.__getitem__
+        for name, function, argnames in calls:
+            try:
+                value = function(*map(argument, argnames))
+            except Exception as exc:  # a rule's bug (or RecursionError): the caller reports it
+                out.append((name, exc))
+                continue
+            if value is not None:
+                out.append((name, value))
+        return out
+
+    def _through_pluggy(
+        self, hook: pluggy.HookCaller, impls: list[Any], kwargs: Mapping[str, Any]
+    ) -> list[tuple[str, Any]]:
+        """`results` by calling the hook as a whole, and only when a rule raised or returned
+        None, once per plugin through its own subset hook caller."""
         try:
             values = hook(**kwargs)
         except Exception:
@@ -57,7 +93,7 @@ class PerPluginCalls:
             pairs = zip(reversed(impls), values, strict=True)
             return [(impl.plugin_name, value) for impl, value in pairs]
         out: list[tuple[str, Any]] = []
-        for name, caller in self(hook_name):
+        for name, caller in self(hook.name):
             try:
                 out += [(name, value) for value in caller(**kwargs)]
             except Exception as exc:  # a rule's bug (or RecursionError): the caller reports it

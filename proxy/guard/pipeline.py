@@ -222,6 +222,8 @@ class Guard:
         every rule under `[guard] on_rule_error = "block"`; else a warning."""
         out: list[Finding] = []
         for name, returned in self._calls.results(hook_name, kwargs):
+            if type(returned) is list and not returned:  # most rules find nothing
+                continue
             error = returned if isinstance(returned, Exception) else None
             if error is None:
                 try:
@@ -328,4 +330,3 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
             seen.add(key)
             out.append(f)
     return out
-
