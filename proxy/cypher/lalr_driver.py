@@ -29,7 +29,7 @@ from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
 from query_guard.cypher.lalr_filters import lean_callback
-from query_guard.cypher.lalr_lexer import state_lexers
+from query_guard.cypher.lalr_lexer import StateLexer, state_lexers
 
 __all__ = ["Fallback", "LalrDriver"]
 
@@ -42,6 +42,40 @@ _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
 _Run = tuple[int, tuple[Callable[[list[Any]], Any], ...], _Action | None]
 
 _new_str = str.__new__
+
+
+# how the loop treats a terminal a state's lexer matched: a token (_PLAIN, or _LINES when it may
+# span lines), an ignored text (_SKIP, _SKIP_LINES), an ignored text lark calls back on (_FAIL:
+# lark parses); a terminal with lark's callback is (exact keywords, upper-cased keywords,
+# callback, whether it may span lines), the keyword tables None when the callback must run
+_PLAIN, _LINES, _SKIP, _SKIP_LINES, _FAIL = 0, 1, 2, 3, 4
+_Code = int | tuple[dict[str, str] | None, dict[str, str] | None, Callable[..., Any], bool]
+
+
+def _lexer_table(
+    lexers: dict[int, StateLexer], count: int
+) -> list[tuple[dict[str, Callable[..., Any]], Callable[..., Any], dict[str, _Code]] | None]:
+    """Each state's lexer (None for a state without one) as (matcher by first character,
+    matcher for any other, each terminal's code)."""
+    built: dict[int, tuple[dict[str, Callable[..., Any]], Callable[..., Any], dict[str, _Code]]]
+    built = {}
+    for entry in lexers.values():
+        if id(entry) in built:
+            continue
+        by_char, whole, ignore, newline, keywords, callbacks = entry
+        codes: dict[str, _Code] = {}
+        for name in whole.__self__.groupindex:
+            lines = name in newline
+            if name in ignore:
+                codes[name] = _FAIL if name in callbacks else _SKIP_LINES if lines else _SKIP
+            elif name in callbacks:
+                table = keywords[name]
+                exact, folded = table if table is not None else (None, None)
+                codes[name] = (exact, folded, callbacks[name], lines)
+            else:
+                codes[name] = _LINES if lines else _PLAIN
+        built[id(entry)] = (by_char, whole, codes)
+    return [built[id(lexers[s])] if s in lexers else None for s in range(count)]
 
 
 class Fallback(Exception):
@@ -82,12 +116,21 @@ class LalrDriver:
         # (state below, top state, lookahead) -> the top state after the one-value reductions
         # that lookahead makes there, and their callbacks: filled as queries meet them
         self._passes: dict[tuple[int, int, str], _Run] = {}
-        self._token_callbacks = {k: v for k, v in callbacks.items() if isinstance(k, str)}
+        # lark's callbacks on shifted terminals: none in the Cypher grammar; with any, lark parses
+        self._usable = not any(isinstance(k, str) for k in callbacks)
+        # the accepting state has no action: the loop accepts when the lookahead, `$END`, has
+        # none there
+        self._usable &= not self._actions[self._end]
+        count = max(self._actions) + 1
+        self._table = [self._actions.get(state, {}) for state in range(count)]
         self._lexers = state_lexers(frontend.lexer.lexers)
+        self._lexer_table = _lexer_table(self._lexers, count)
 
     def parse(self, text: str, tokens: list[Token] | None = None) -> Any:
         """The value lark's parse of `text` returns; every token lexed is appended to
         `tokens` when given. Raises Fallback whenever lark's own parse is needed."""
+        if not self._usable:
+            raise Fallback
         try:
             return self._run(text, [] if tokens is None else tokens)
         except Fallback:
@@ -96,114 +139,118 @@ class LalrDriver:
             raise Fallback from exc
 
     def _run(self, text: str, tokens: list[Token]) -> Any:
-        actions = self._actions
-        token_callbacks = self._token_callbacks
-        lexers = self._lexers
-        end_state = self._end
+        actions = self._table
+        lexers = self._lexer_table
         passes = self._passes
-        states = [self._start]
+        end_state = self._end
+        state = self._start
+        states = [state]
         values: list[Any] = []
+        push_state = states.append
+        push_value = values.append
+        push_token = tokens.append
         end = len(text)
         pos = 0
         line = 1
         line_start = 0  # offset of the current line's first character
-        kind = ""
-        while kind != "$END":
+        while True:
             kind = "$END"
             token: Any = None
             if pos < end:  # lark's BasicLexer.next_token, for the state on top of the stack
-                by_char, whole, ignore, newline, keywords, lex_callbacks = lexers[states[-1]]
+                by_char, whole, codes = lexers[state]
                 while pos < end:
                     found = by_char.get(text[pos], whole)(text, pos)
                     if found is None:
                         raise Fallback  # lark raises UnexpectedCharacters
                     value = found.group()
-                    type_ = found.lastgroup
-                    if type_ in ignore:
-                        if type_ in lex_callbacks:
-                            raise Fallback  # lark would call it on the ignored token
-                        if type_ in newline:
-                            breaks = value.count("\n")
-                            if breaks:
-                                line += breaks
-                                line_start = pos + value.rindex("\n") + 1
-                        pos += len(value)
-                        continue
-                    start, start_line, column = pos, line, pos - line_start + 1
-                    if type_ in newline:
-                        breaks = value.count("\n")
-                        if breaks:
-                            line += breaks
-                            line_start = pos + value.rindex("\n") + 1
-                    pos += len(value)
-                    callback = None
-                    if type_ in lex_callbacks:
-                        table = keywords[type_]
-                        if table is not None and value.isascii():
-                            exact, folded = table
-                            type_ = (exact and exact.get(value)) or folded.get(value.upper(), type_)
-                        else:
-                            callback = lex_callbacks[type_]
+                    kind = found.lastgroup
+                    code = codes[kind]
+                    start_line = line
+                    column = pos - line_start + 1
+                    if code is not _PLAIN:
+                        if code.__class__ is int:
+                            if code is _FAIL:
+                                raise Fallback  # lark would call it on the ignored token
+                            if code is not _SKIP:  # _LINES, _SKIP_LINES
+                                breaks = value.count("\n")
+                                if breaks:
+                                    line += breaks
+                                    line_start = pos + value.rindex("\n") + 1
+                            if code is not _LINES:  # ignored
+                                pos += len(value)
+                                kind = "$END"
+                                continue
+                        else:  # lark's callback, or a NAME that may be a keyword
+                            exact, folded, code, lines = code
+                            if lines:
+                                breaks = value.count("\n")
+                                if breaks:
+                                    line += breaks
+                                    line_start = pos + value.rindex("\n") + 1
+                            if folded is not None and value.isascii():
+                                kind = (exact and exact.get(value)) or folded.get(
+                                    value.upper(), kind
+                                )
+                                code = _PLAIN
                     token = _new_str(Token, value)
-                    token.type = type_
-                    token.start_pos = start
+                    token.type = kind
+                    token.start_pos = pos
                     token.value = value
                     token.line = start_line
                     token.column = column
+                    pos += len(value)
                     token.end_line = line
                     token.end_column = pos - line_start + 1
                     token.end_pos = pos
-                    if callback is not None:
-                        token = callback(token)
+                    if code.__class__ is not int:
+                        token = code(token)
                         if not isinstance(token, Token):
                             raise Fallback
-                    kind = token.type
-                    tokens.append(token)
+                        kind = token.type
+                    push_token(token)
                     break
-            action = actions[states[-1]].get(kind)
+            action = actions[state].get(kind)
             while True:
                 if action is None:
+                    if token is None and state == end_state:
+                        return values[-1]
                     raise Fallback
                 if action.__class__ is int:
                     if token is None:
                         raise Fallback
-                    states.append(action)  # type: ignore[arg-type]
-                    if token_callbacks and kind in token_callbacks:
-                        values.append(token_callbacks[kind](token))
-                    else:
-                        values.append(token)
+                    state = action  # type: ignore[assignment]
+                    push_state(state)
+                    push_value(token)
                     break
                 size, callback, origin = action  # type: ignore[misc]
                 if size == 1:  # the state below stays: a run of one-value reductions
                     # pops and replaces only the top state (and value), so where it ends,
                     # which callbacks it calls and the action that follows depend on the
                     # state below, the top and the lookahead alone
-                    key = (states[-2], states[-1], kind)
+                    key = (states[-2], state, kind)
                     run = passes.get(key)
                     if run is None:
                         run = passes[key] = self._one_value_run(key)
-                    states[-1], calls, action = run
+                    state, calls, action = run
+                    states[-1] = state
                     if calls:
                         value = values[-1]
                         for call in calls:
                             value = call([value])
                         values[-1] = value
-                    if token is None and states[-1] == end_state:
-                        return values[-1]
                     continue
                 if size:
                     children = values[-size:]
-                    del states[-size:]
-                    del values[-size:]
-                    states.append(actions[states[-1]][origin])  # type: ignore[arg-type]
-                    values.append(callback(children))
+                    del states[1 - size :]
+                    del values[1 - size :]
+                    state = actions[states[-2]][origin]  # type: ignore[assignment]
+                    states[-1] = state
+                    values[-1] = callback(children)
                 else:
-                    states.append(actions[states[-1]][origin])  # type: ignore[arg-type]
-                    values.append(callback([]))
-                if token is None and states[-1] == end_state:
-                    return values[-1]
-                action = actions[states[-1]].get(kind)
-        raise Fallback  # pragma: no cover - the loop returns or raises
+                    state = actions[state][origin]  # type: ignore[assignment]
+                    push_state(state)
+                    push_value(callback([]))
+                action = actions[state].get(kind)
 
     def _one_value_run(self, key: tuple[int, int, str]) -> _Run:
         """Apply one-value reductions on lookahead `kind` while the top state's action is one,
