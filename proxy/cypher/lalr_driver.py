@@ -41,6 +41,9 @@ _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
 # action the lookahead has in that state
 _Run = tuple[int, tuple[Callable[[list[Any]], Any], ...], _Action | None]
 
+# what the loop reads: a shift, a one-value reduction's runs by the state below, a reduction
+_LoopAction = int | dict[int, _Run] | tuple[int, Callable[[list[Any]], Any], dict[int, int]]
+
 _new_str = str.__new__
 
 
@@ -113,18 +116,37 @@ class LalrDriver:
                         reductions[arg] = (size, callback, str(arg.origin.name))
                     actions[symbol] = reductions[arg]
             self._actions[state] = actions
-        # (state below, top state, lookahead) -> the top state after the one-value reductions
-        # that lookahead makes there, and their callbacks: filled as queries meet them
-        self._passes: dict[tuple[int, int, str], _Run] = {}
+        # the state each nonterminal goes to, by the state below it
+        self._gotos: dict[str, dict[int, int]] = {}
+        for state, actions in self._actions.items():
+            for symbol, action in actions.items():
+                if action.__class__ is int:
+                    self._gotos.setdefault(str(symbol), {})[state] = action  # type: ignore[assignment]
         # lark's callbacks on shifted terminals: none in the Cypher grammar; with any, lark parses
         self._usable = not any(isinstance(k, str) for k in callbacks)
         # the accepting state has no action: the loop accepts when the lookahead, `$END`, has
         # none there
         self._usable &= not self._actions[self._end]
         count = max(self._actions) + 1
-        self._table = [self._actions.get(state, {}) for state in range(count)]
+        self._table = [self._loop_row(self._actions.get(s, {})) for s in range(count)]
         self._lexers = state_lexers(frontend.lexer.lexers)
         self._lexer_table = _lexer_table(self._lexers, count)
+
+    def _loop_row(self, actions: dict[str, _Action]) -> dict[str, _LoopAction]:
+        """A state's actions as the loop reads them: a shift (the state it goes to), a
+        reduction by (its size, callback, the states its nonterminal goes to by the state
+        below), or for a one-value reduction, the runs it starts by the state below (a cache
+        `_one_value_run` fills as queries meet them; one per state and lookahead)."""
+        row: dict[str, _LoopAction] = {}
+        for symbol, action in actions.items():
+            if action.__class__ is int:
+                row[symbol] = action
+            elif action[0] == 1:  # type: ignore[index]
+                row[symbol] = {}
+            else:
+                size, callback, origin = action  # type: ignore[misc]
+                row[symbol] = (size, callback, self._gotos[origin])
+        return row
 
     def parse(self, text: str, tokens: list[Token] | None = None) -> Any:
         """The value lark's parse of `text` returns; every token lexed is appended to
@@ -141,7 +163,6 @@ class LalrDriver:
     def _run(self, text: str, tokens: list[Token]) -> Any:
         actions = self._table
         lexers = self._lexer_table
-        passes = self._passes
         end_state = self._end
         state = self._start
         states = [state]
@@ -222,15 +243,14 @@ class LalrDriver:
                     push_state(state)
                     push_value(token)
                     break
-                size, callback, origin = action  # type: ignore[misc]
-                if size == 1:  # the state below stays: a run of one-value reductions
+                if action.__class__ is dict:  # a run of one-value reductions
                     # pops and replaces only the top state (and value), so where it ends,
                     # which callbacks it calls and the action that follows depend on the
                     # state below, the top and the lookahead alone
-                    key = (states[-2], state, kind)
-                    run = passes.get(key)
+                    below = states[-2]
+                    run = action.get(below)  # type: ignore[union-attr]
                     if run is None:
-                        run = passes[key] = self._one_value_run(key)
+                        run = action[below] = self._one_value_run(below, state, kind)  # type: ignore[index]
                     state, calls, action = run
                     states[-1] = state
                     if calls:
@@ -239,32 +259,33 @@ class LalrDriver:
                             value = call([value])
                         values[-1] = value
                     continue
+                size, callback, goto = action  # type: ignore[misc]
                 if size:
                     children = values[-size:]
                     del states[1 - size :]
                     del values[1 - size :]
-                    state = actions[states[-2]][origin]  # type: ignore[assignment]
+                    state = goto[states[-2]]
                     states[-1] = state
                     values[-1] = callback(children)
                 else:
-                    state = actions[state][origin]  # type: ignore[assignment]
+                    state = goto[state]
                     push_state(state)
                     push_value(callback([]))
                 action = actions[state].get(kind)
 
-    def _one_value_run(self, key: tuple[int, int, str]) -> _Run:
+    def _one_value_run(self, below: int, top: int, kind: str) -> _Run:
         """Apply one-value reductions on lookahead `kind` while the top state's action is one,
         the state below staying put; stop at the accepting state (for `$END`). The top state
-        it ends in and the callbacks it calls, in order (pass-through reductions call none)."""
-        below, top, kind = key
+        it ends in, the callbacks it calls, in order (pass-through reductions call none), and
+        the loop's action that follows."""
         actions = self._actions
         calls: list[Callable[..., Any]] = []
         while True:
             action = actions[top].get(kind)
             if action is None or action.__class__ is int or action[0] != 1:  # type: ignore[index]
-                return top, tuple(calls), action
+                return top, tuple(calls), self._table[top].get(kind)  # type: ignore[return-value]
             if action[1] is not None:  # type: ignore[index]
                 calls.append(action[1])  # type: ignore[index]
             top = actions[below][action[2]]  # type: ignore[index,assignment]
             if kind == "$END" and top == self._end:
-                return top, tuple(calls), actions[top].get(kind)
+                return top, tuple(calls), None
