@@ -55,17 +55,25 @@ _PLAIN, _LINES, _SKIP, _SKIP_LINES, _FAIL = 0, 1, 2, 3, 4
 _Code = int | tuple[dict[str, str] | None, dict[str, str] | None, Callable[..., Any], bool]
 
 
-def _lexer_table(
-    lexers: dict[int, StateLexer], count: int
-) -> list[tuple[dict[str, Callable[..., Any]], Callable[..., Any], dict[str, _Code]] | None]:
-    """Each state's lexer (None for a state without one) as (matcher by first character,
-    matcher for any other, each terminal's code)."""
-    built: dict[int, tuple[dict[str, Callable[..., Any]], Callable[..., Any], dict[str, _Code]]]
-    built = {}
+# a state's lexer as the loop reads it: (matcher by first character, matcher for any other,
+# each terminal's code, the matcher for a space when a lone space may be skipped, the ASCII
+# characters after which it is)
+_LoopLexer = tuple[
+    dict[str, Callable[..., Any]],
+    Callable[..., Any],
+    dict[str, _Code],
+    Callable[..., Any] | None,
+    frozenset[str],
+]
+
+
+def _lexer_table(lexers: dict[int, StateLexer], count: int) -> list[_LoopLexer | None]:
+    """Each state's lexer as the loop reads it (None for a state without one)."""
+    built: dict[int, _LoopLexer] = {}
     for entry in lexers.values():
         if id(entry) in built:
             continue
-        by_char, whole, ignore, newline, keywords, callbacks = entry
+        by_char, whole, ignore, newline, keywords, callbacks, after_space = entry
         codes: dict[str, _Code] = {}
         for name in whole.__self__.groupindex:
             lines = name in newline
@@ -77,7 +85,13 @@ def _lexer_table(
                 codes[name] = (exact, folded, callbacks[name], lines)
             else:
                 codes[name] = _LINES if lines else _PLAIN
-        built[id(entry)] = (by_char, whole, codes)
+        # the matcher for a space, when a lone space before one of `after_space` is skipped: a
+        # bound method of its own (other characters may share the pattern, not the object)
+        space = None
+        if after_space:
+            by_char = {**by_char, " ": by_char[" "].__self__.match}  # type: ignore[attr-defined]
+            space = by_char[" "]
+        built[id(entry)] = (by_char, whole, codes, space, after_space)
     return [built[id(lexers[s])] if s in lexers else None for s in range(count)]
 
 
@@ -178,9 +192,13 @@ class LalrDriver:
             kind = "$END"
             token: Any = None
             if pos < end:  # lark's BasicLexer.next_token, for the state on top of the stack
-                by_char, whole, codes = lexers[state]
+                by_char, whole, codes, space, after_space = lexers[state]
                 while pos < end:
-                    found = by_char.get(text[pos], whole)(text, pos)
+                    matcher = by_char.get(text[pos], whole)
+                    if matcher is space and pos + 1 < end and text[pos + 1] in after_space:
+                        pos += 1  # a lone space: the ignored text it would match
+                        continue
+                    found = matcher(text, pos)
                     if found is None:
                         raise Fallback  # lark raises UnexpectedCharacters
                     value = found.group()
