@@ -28,7 +28,7 @@ from lark import Lark, Token
 from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
-from query_guard.cypher.lalr_filters import lean_callback
+from query_guard.cypher.lalr_filters import lean_callback, spliced_lists
 from query_guard.cypher.lalr_lexer import StateLexer, state_lexers
 
 __all__ = ["Fallback", "LalrDriver"]
@@ -112,6 +112,7 @@ class LalrDriver:
         self._start = table.start_states[start]
         self._end = table.end_states[start]
         reductions: dict[Any, _Action] = {}
+        lists = spliced_lists((r, c) for r, c in callbacks.items() if not isinstance(r, str))
         self._actions: dict[int, dict[str, _Action]] = {}
         for state, row in table.states.items():
             actions: dict[str, _Action] = {}
@@ -124,7 +125,9 @@ class LalrDriver:
                         if size == 1 and type(callback) is ExpandSingleChild:
                             callback = None
                         else:
-                            callback = lean_callback(callback, size)
+                            at = [i for i, s in enumerate(arg.expansion) if s.name in lists]
+                            as_list = arg.origin.name in lists
+                            callback = lean_callback(callback, size, frozenset(at), as_list)
                         # a plain str: lark's rule names may be Tokens, whose __eq__ is
                         # Python code that every goto lookup would call
                         reductions[arg] = (size, callback, str(arg.origin.name))
