@@ -42,17 +42,33 @@ _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
 _Run = tuple[int, tuple[Callable[[list[Any]], Any], ...], _Action | None]
 
 # what the loop reads: a shift, a one-value reduction's runs by the state below, a reduction
-_LoopAction = int | dict[int, _Run] | tuple[int, Callable[[list[Any]], Any], dict[int, int]]
+_LoopAction = int | dict[int, _Run] | tuple[int, int, Callable[[list[Any]], Any], dict[int, int]]
 
 _new_str = str.__new__
 
 
 # how the loop treats a terminal a state's lexer matched: a token (_PLAIN, or _LINES when it may
 # span lines), an ignored text (_SKIP, _SKIP_LINES), an ignored text lark calls back on (_FAIL:
-# lark parses); a terminal with lark's callback is (exact keywords, upper-cased keywords,
-# callback, whether it may span lines), the keyword tables None when the callback must run
+# lark parses); a NAME whose keywords are plain words is (the words typed so far, exact
+# keywords, upper-cased keywords, the code of lark's callback, whether it may span lines);
+# another terminal with lark's callback is [callback, whether it may span lines]
 _PLAIN, _LINES, _SKIP, _SKIP_LINES, _FAIL = 0, 1, 2, 3, 4
-_Code = int | tuple[dict[str, str] | None, dict[str, str] | None, Callable[..., Any], bool]
+_Keywords = tuple[dict[str, str], dict[str, str], dict[str, str], list[Any], bool]
+_Code = int | _Keywords | list[Any]
+# at most this many words kept per keyword table (names vary; keywords are few)
+_KNOWN_WORDS = 256
+
+
+def _word(code: _Keywords, value: str, name: str) -> str | None:
+    """The type lark's keyword callback gives the terminal `name` matching `value` (None: not
+    ASCII, the callback must run), kept in the table's known words while they are few."""
+    if not value.isascii():
+        return None
+    known, exact, folded, _, _ = code
+    word = (exact and exact.get(value)) or folded.get(value.upper(), name)
+    if len(known) < _KNOWN_WORDS:
+        known[value] = word
+    return word
 
 
 # a state's lexer as the loop reads it: (matcher by first character, matcher for any other,
@@ -70,6 +86,7 @@ _LoopLexer = tuple[
 def _lexer_table(lexers: dict[int, StateLexer], count: int) -> list[_LoopLexer | None]:
     """Each state's lexer as the loop reads it (None for a state without one)."""
     built: dict[int, _LoopLexer] = {}
+    words: dict[Any, dict[str, str]] = {}  # the words a keyword table has typed, by table
     for entry in lexers.values():
         if id(entry) in built:
             continue
@@ -81,8 +98,13 @@ def _lexer_table(lexers: dict[int, StateLexer], count: int) -> list[_LoopLexer |
                 codes[name] = _FAIL if name in callbacks else _SKIP_LINES if lines else _SKIP
             elif name in callbacks:
                 table = keywords[name]
-                exact, folded = table if table is not None else (None, None)
-                codes[name] = (exact, folded, callbacks[name], lines)
+                if table is None:
+                    codes[name] = [callbacks[name], lines]
+                else:
+                    key = (name, tuple(table[0].items()), tuple(table[1].items()))
+                    known = words.setdefault(key, {})
+                    callback = [callbacks[name], lines]
+                    codes[name] = (known, *table, callback, lines)
             else:
                 codes[name] = _LINES if lines else _PLAIN
         # the matcher for a space, when a lone space before one of `after_space` is skipped: a
@@ -144,6 +166,7 @@ class LalrDriver:
         # the accepting state has no action: the loop accepts when the lookahead, `$END`, has
         # none there
         self._usable &= not self._actions[self._end]
+        self._usable &= not any(a.get("$END").__class__ is int for a in self._actions.values())
         count = max(self._actions) + 1
         self._table = [self._loop_row(self._actions.get(s, {})) for s in range(count)]
         self._lexers = state_lexers(frontend.lexer.lexers)
@@ -151,8 +174,8 @@ class LalrDriver:
 
     def _loop_row(self, actions: dict[str, _Action]) -> dict[str, _LoopAction]:
         """A state's actions as the loop reads them: a shift (the state it goes to), a
-        reduction by (its size, callback, the states its nonterminal goes to by the state
-        below), or for a one-value reduction, the runs it starts by the state below (a cache
+        reduction by (-size, 1 - size: the slices it pops, its callback, the states its
+        nonterminal goes to by the state below), or for a one-value reduction, the runs it starts by the state below (a cache
         `_one_value_run` fills as queries meet them; one per state and lookahead)."""
         row: dict[str, _LoopAction] = {}
         for symbol, action in actions.items():
@@ -162,7 +185,7 @@ class LalrDriver:
                 row[symbol] = {}
             else:
                 size, callback, origin = action  # type: ignore[misc]
-                row[symbol] = (size, callback, self._gotos[origin])
+                row[symbol] = (-size, 1 - size, callback, self._gotos[origin])
         return row
 
     def parse(self, text: str, tokens: list[Token] | None = None) -> Any:
@@ -207,33 +230,45 @@ class LalrDriver:
                     value = found.group()
                     kind = found.lastgroup
                     code = codes[kind]
+                    if code.__class__ is tuple:  # a NAME that may be a keyword
+                        word = code[0].get(value)  # type: ignore[union-attr]
+                        if word is None:
+                            word = _word(code, value, kind)  # type: ignore[arg-type]
+                        if word is None or (code[4] and "\n" in value):  # type: ignore[index]
+                            code = code[3]  # type: ignore[index]  # lark's callback decides
+                        else:
+                            kind = word
+                            code = _PLAIN
+                    if code is _PLAIN:
+                        token = _new_str(Token, value)
+                        token.type = kind
+                        token.start_pos = pos
+                        token.value = value
+                        token.line = line
+                        token.column = pos - line_start + 1
+                        pos += len(value)
+                        token.end_line = line
+                        token.end_column = pos - line_start + 1
+                        token.end_pos = pos
+                        push_token(token)
+                        break
+                    if code is _SKIP:
+                        pos += len(value)
+                        kind = "$END"
+                        continue
+                    if code is _FAIL:
+                        raise Fallback  # lark would call it on the ignored token
                     start_line = line
                     column = pos - line_start + 1
-                    if code is not _PLAIN:
-                        if code.__class__ is int:
-                            if code is _FAIL:
-                                raise Fallback  # lark would call it on the ignored token
-                            if code is not _SKIP:  # _LINES, _SKIP_LINES
-                                breaks = value.count("\n")
-                                if breaks:
-                                    line += breaks
-                                    line_start = pos + value.rindex("\n") + 1
-                            if code is not _LINES:  # ignored
-                                pos += len(value)
-                                kind = "$END"
-                                continue
-                        else:  # lark's callback, or a NAME that may be a keyword
-                            exact, folded, code, lines = code
-                            if lines:
-                                breaks = value.count("\n")
-                                if breaks:
-                                    line += breaks
-                                    line_start = pos + value.rindex("\n") + 1
-                            if folded is not None and value.isascii():
-                                kind = (exact and exact.get(value)) or folded.get(
-                                    value.upper(), kind
-                                )
-                                code = _PLAIN
+                    if code.__class__ is int or code[1]:  # type: ignore[index]
+                        breaks = value.count("\n")
+                        if breaks:
+                            line += breaks
+                            line_start = pos + value.rindex("\n") + 1
+                    if code is _SKIP_LINES:
+                        pos += len(value)
+                        kind = "$END"
+                        continue
                     token = _new_str(Token, value)
                     token.type = kind
                     token.start_pos = pos
@@ -244,8 +279,8 @@ class LalrDriver:
                     token.end_line = line
                     token.end_column = pos - line_start + 1
                     token.end_pos = pos
-                    if code.__class__ is not int:
-                        token = code(token)
+                    if code.__class__ is list:
+                        token = code[0](token)  # type: ignore[index]
                         if not isinstance(token, Token):
                             raise Fallback
                         kind = token.type
@@ -257,9 +292,7 @@ class LalrDriver:
                     if token is None and state == end_state:
                         return values[-1]
                     raise Fallback
-                if action.__class__ is int:
-                    if token is None:
-                        raise Fallback
+                if action.__class__ is int:  # a shift (never on `$END`: checked at build)
                     state = action  # type: ignore[assignment]
                     push_state(state)
                     push_value(token)
@@ -280,11 +313,11 @@ class LalrDriver:
                             value = call([value])
                         values[-1] = value
                     continue
-                size, callback, goto = action  # type: ignore[misc]
-                if size:
-                    children = values[-size:]
-                    del states[1 - size :]
-                    del values[1 - size :]
+                popped, kept, callback, goto = action  # type: ignore[misc]
+                if popped:  # -size: pop the top `size` states and values, push one of each
+                    children = values[popped:]
+                    del states[kept:]
+                    del values[kept:]
                     state = goto[states[-2]]
                     states[-1] = state
                     values[-1] = callback(children)
