@@ -71,11 +71,12 @@ def _word(code: _Keywords, value: str, name: str) -> str | None:
     return word
 
 
-# a state's lexer as the loop reads it: (matcher by first character, matcher for any other,
+# a state's lexer as the loop reads it: (matcher by first character, or the terminal when the
+# character alone is one, or the (string, terminal)s to try, matcher for any other,
 # each terminal's code, the matcher for a space when a lone space may be skipped, the ASCII
 # characters after which it is)
 _LoopLexer = tuple[
-    dict[str, Callable[..., Any]],
+    dict[str, Callable[..., Any] | str | tuple[tuple[str, str], ...]],
     Callable[..., Any],
     dict[str, _Code],
     Callable[..., Any] | None,
@@ -90,7 +91,11 @@ def _lexer_table(lexers: dict[int, StateLexer], count: int) -> list[_LoopLexer |
     for entry in lexers.values():
         if id(entry) in built:
             continue
-        by_char, whole, ignore, newline, keywords, callbacks, after_space = entry
+        by_char, whole, ignore, newline, keywords, callbacks, after_space, literals = entry
+        # a character alone a token: its terminal's name; a few plain strings: (string, name)s
+        by_char = {**by_char}
+        for char, strings in literals.items():
+            by_char[char] = strings[0][1] if len(strings) == 1 else strings  # type: ignore[assignment]
         codes: dict[str, _Code] = {}
         for name in whole.__self__.groupindex:
             lines = name in newline
@@ -175,8 +180,9 @@ class LalrDriver:
     def _loop_row(self, actions: dict[str, _Action]) -> dict[str, _LoopAction]:
         """A state's actions as the loop reads them: a shift (the state it goes to), a
         reduction by (-size, 1 - size: the slices it pops, its callback, the states its
-        nonterminal goes to by the state below), or for a one-value reduction, the runs it starts by the state below (a cache
-        `_one_value_run` fills as queries meet them; one per state and lookahead)."""
+        nonterminal goes to by the state below), or for a one-value reduction, the runs it
+        starts by the state below (a cache `_one_value_run` fills as queries meet them; one
+        per state and lookahead)."""
         row: dict[str, _LoopAction] = {}
         for symbol, action in actions.items():
             if action.__class__ is int:
@@ -220,7 +226,39 @@ class LalrDriver:
             if pos < end:  # lark's BasicLexer.next_token, for the state on top of the stack
                 by_char, whole, codes, space, after_space = lexers[state]
                 while pos < end:
-                    matcher = by_char.get(text[pos], whole)
+                    char = text[pos]
+                    matcher = by_char.get(char, whole)
+                    if matcher.__class__ is str:  # the one-character token `char` is
+                        kind = matcher  # type: ignore[assignment]
+                        token = _new_str(Token, char)
+                        token.type = kind
+                        token.start_pos = pos
+                        token.value = char
+                        token.line = line
+                        token.column = pos - line_start + 1
+                        pos += 1
+                        token.end_line = line
+                        token.end_column = pos - line_start + 1
+                        token.end_pos = pos
+                        push_token(token)
+                        break
+                    if matcher.__class__ is tuple:  # plain strings: the first the text has
+                        for candidate in matcher:  # type: ignore[attr-defined]
+                            if text.startswith(candidate[0], pos):
+                                break
+                        value, kind = candidate
+                        token = _new_str(Token, value)
+                        token.type = kind
+                        token.start_pos = pos
+                        token.value = value
+                        token.line = line
+                        token.column = pos - line_start + 1
+                        pos += len(value)
+                        token.end_line = line
+                        token.end_column = pos - line_start + 1
+                        token.end_pos = pos
+                        push_token(token)
+                        break
                     if matcher is space and pos + 1 < end and text[pos + 1] in after_space:
                         pos += 1  # a lone space: the ignored text it would match
                         continue

@@ -39,7 +39,10 @@ _REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sr
 # (matcher for each ASCII first character, matcher for any other, ignored terminals,
 #  terminals that may hold a line break, keyword types by ASCII word or upper-cased word,
 #  lark's token callbacks by terminal, the ASCII characters after which a lone space is one
-#  ignored text without a callback)
+#  ignored text without a callback, and for an ASCII character whose terminals (those that can
+#  start with it) are plain strings up to the character itself: those (string, terminal), in
+#  lark's order: the first the text starts with is lark's match (`:` is ("::", DOUBLE_COLON),
+#  (":", COLON)))
 StateLexer = tuple[
     dict[str, Callable[..., Any]],
     Callable[..., Any],
@@ -48,6 +51,7 @@ StateLexer = tuple[
     dict[str, tuple[dict[str, str], dict[str, str]] | None],
     dict[str, Callable[..., Any]],
     frozenset[str],
+    dict[str, tuple[tuple[str, str], ...]],
 ]
 
 
@@ -166,8 +170,21 @@ def _state_lexer(
     after_space = frozenset()
     if first in lexer.ignore_types and first not in callbacks:
         after_space = _after_one(regexps[first], flags, " ")
-    ignore = lexer.ignore_types
-    return by_char, whole.match, ignore, lexer.newline_types, keywords, callbacks, after_space
+    ignore, newline = lexer.ignore_types, lexer.newline_types
+    literals: dict[str, tuple[tuple[str, str], ...]] = {}
+    for char in _ASCII:
+        found: list[tuple[str, str]] = []
+        for t in terminals:
+            if char not in starts[t.name]:
+                continue
+            plain = t.name not in ignore and t.name not in callbacks and t.name not in newline
+            if not plain or type(t.pattern) is not PatternStr or t.pattern.flags:
+                break
+            found.append((t.pattern.value, t.name))
+            if t.pattern.value == char:  # matches whenever the ones before it do not
+                literals[char] = tuple(found)
+                break
+    return by_char, whole.match, ignore, newline, keywords, callbacks, after_space, literals
 
 
 def _after_one(regexp: str, flags: int, char: str) -> frozenset[str]:
