@@ -4,12 +4,15 @@ generator of the contextual lexer, `Rule` hashing on every reduction).
 
 The contextual lexer is lark's too, read once into one entry per parser state
 (`query_guard.cypher.lalr_lexer`): that state's terminal alternation split by the text's first
-character, its ignored and line-spanning terminals, and its keyword table (the keywords that
-a NAME also matches). The loop matches them in place, with lark's line counting, and builds
-each `Token` with every field lark sets, without the layers of `Token.__new__` and
-`LineCounter`. A reduction calls lark's callback, its child filter read once into a plain
-function (`query_guard.cypher.lalr_filters`); a run of one-value reductions (`?rule`
-pass-throughs and one-child rules) is looked up once per (state below, top state, lookahead).
+character, its ignored and line-spanning terminals, its keyword table (the keywords that a
+NAME also matches), the plain strings a character starts (punctuation: no regex match) and
+when a lone space is an ignored text (skipped without a match). The loop matches them in
+place, with lark's line counting, and builds each `Token` with every field lark sets, without
+the layers of `Token.__new__` and `LineCounter`. A reduction calls lark's callback, its child
+filter read once into a plain function (`query_guard.cypher.lalr_filters`); a run of one-value
+reductions (`?rule` pass-throughs and one-child rules) is looked up once per (state below, top
+state, lookahead), in the table entry of (top state, lookahead). Parse table and lexers are
+lists indexed by state; the top state is a local.
 
 It answers only the successful parse. Any failure (a syntax error, a callback that raises)
 raises `Fallback`, and the caller re-runs lark's own parser, which
@@ -265,7 +268,7 @@ class LalrDriver:
                     found = matcher(text, pos)
                     if found is None:
                         raise Fallback  # lark raises UnexpectedCharacters
-                    value = found.group()
+                    value = found[0]
                     kind = found.lastgroup
                     code = codes[kind]
                     if code.__class__ is tuple:  # a NAME that may be a keyword
