@@ -38,7 +38,11 @@ _REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sr
 
 # (matcher for each ASCII first character, matcher for any other, ignored terminals,
 #  terminals that may hold a line break, keyword types by ASCII word or upper-cased word,
-#  lark's token callbacks by terminal)
+#  lark's token callbacks by terminal, the ASCII characters after which a lone space is one
+#  ignored text without a callback, and for an ASCII character whose terminals (those that can
+#  start with it) are plain strings up to the character itself: those (string, terminal), in
+#  lark's order: the first the text starts with is lark's match (`:` is ("::", DOUBLE_COLON),
+#  (":", COLON)))
 StateLexer = tuple[
     dict[str, Callable[..., Any]],
     Callable[..., Any],
@@ -46,6 +50,8 @@ StateLexer = tuple[
     frozenset[str],
     dict[str, tuple[dict[str, str], dict[str, str]] | None],
     dict[str, Callable[..., Any]],
+    frozenset[str],
+    dict[str, tuple[tuple[str, str], ...]],
 ]
 
 
@@ -160,4 +166,39 @@ def _state_lexer(
         by_char[char] = matcher
     callbacks = dict(lexer.callback)
     keywords = {name: _keywords(callback) for name, callback in callbacks.items()}
-    return by_char, whole.match, lexer.ignore_types, lexer.newline_types, keywords, callbacks
+    first = next((t.name for t in terminals if " " in starts[t.name]), None)
+    after_space = frozenset()
+    if first in lexer.ignore_types and first not in callbacks:
+        after_space = _after_one(regexps[first], flags, " ")
+    ignore, newline = lexer.ignore_types, lexer.newline_types
+    literals: dict[str, tuple[tuple[str, str], ...]] = {}
+    for char in _ASCII:
+        found: list[tuple[str, str]] = []
+        for t in terminals:
+            if char not in starts[t.name]:
+                continue
+            plain = t.name not in ignore and t.name not in callbacks and t.name not in newline
+            if not plain or type(t.pattern) is not PatternStr or t.pattern.flags:
+                break
+            found.append((t.pattern.value, t.name))
+            if t.pattern.value == char:  # matches whenever the ones before it do not
+                literals[char] = tuple(found)
+                break
+    return by_char, whole.match, ignore, newline, keywords, callbacks, after_space, literals
+
+
+def _after_one(regexp: str, flags: int, char: str) -> frozenset[str]:
+    """When `regexp` is a greedy run of one character class holding `char` (`[ \t]+`): the
+    ASCII characters outside the class, after which its match of `char` is `char` alone.
+    Otherwise none."""
+    parsed = sre_parse.parse(regexp, flags)
+    items = parsed.data
+    while len(items) == 1 and items[0][0] is sre.SUBPATTERN and items[0][1][1:3] == (0, 0):
+        items = items[0][1][3]  # a plain group around the run
+    if len(items) != 1 or items[0][0] is not sre.MAX_REPEAT:
+        return frozenset()
+    low, _high, sub = items[0][1]
+    if low != 1 or len(sub) != 1 or sub[0][0] not in _ONE_CHAR:
+        return frozenset()
+    inside = _one_char(sub[0], parsed.state.flags)
+    return _ANY - inside if char in inside else frozenset()

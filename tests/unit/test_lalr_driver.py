@@ -81,6 +81,21 @@ def test_generated_queries_build_the_same(text: str) -> None:
     _same(text)
 
 
+_SPACES = st.sampled_from([" ", "  ", "\t", "\n", " \n", "\r\n ", "\u00a0", " \u00a0", "\ufeff"])
+
+
+@settings(max_examples=examples(200))
+@given(_queries(), st.lists(_SPACES, min_size=1, max_size=8))
+def test_any_whitespace_between_tokens_builds_the_same(text: str, spaces: list[str]) -> None:
+    """Lone spaces are skipped without a regex match: other whitespace keeps lark's lines and
+    columns."""
+    parts = text.split(" ")
+    spaced = parts[0]
+    for i, part in enumerate(parts[1:]):
+        spaced += spaces[i % len(spaces)] + part
+    _same(spaced)
+
+
 _PIECES = st.sampled_from(
     [*"()[]{}<>-=:|,.;*+!'\"` \n0123456789anx", "MATCH ", "RETURN ", " WHERE ", "-->", "<-["]
 )

@@ -47,7 +47,7 @@ _WORDS = st.one_of(
 @settings(max_examples=300)
 @given(_WORDS)
 def test_keyword_table_retypes_as_lark_does(word: str) -> None:
-    for _, _, _, _, keywords, callbacks in _LEXERS:
+    for _, _, _, _, keywords, callbacks, _, _ in _LEXERS:
         for name, table in keywords.items():
             if table is None or not word.isascii():
                 continue
@@ -76,3 +76,31 @@ def test_every_state_and_ascii_character() -> None:
             for tail in _TAILS:
                 text = chr(code) + tail
                 assert _found(by_char[text[0]](text, 0)) == _found(whole(text, 0)), repr(text)
+
+
+@settings(max_examples=300)
+@given(st.integers(0, 10**6), _PIECES)
+def test_a_lone_space_before_these_characters_is_one_ignored_text(pick: int, tail: str) -> None:
+    """The driver skips a lone space without matching it when the next character is in the
+    state's `after_space`: lark's alternation matches the space alone, as an ignored terminal."""
+    _, whole, ignore, _, _, callbacks, after_space, _ = _LEXERS[pick % len(_LEXERS)]
+    for after in after_space:
+        found = whole(" " + after + tail, 0)
+        assert found is not None and found.group() == " ", repr(after + tail)
+        assert found.lastgroup in ignore and found.lastgroup not in callbacks
+    assert sum(bool(e[6]) for e in _LEXERS) > len(_LEXERS) // 2  # the fast path is used
+
+
+@settings(max_examples=300)
+@given(st.integers(0, 10**6), _PIECES)
+def test_plain_strings_by_first_character_match_what_lark_matches(pick: int, tail: str) -> None:
+    """The driver takes the first of a character's plain strings the text starts with as its
+    token without matching: lark's alternation matches that string, as that terminal."""
+    _, whole, *_, literals = _LEXERS[pick % len(_LEXERS)]
+    for char, strings in literals.items():
+        for value, _name in strings:
+            text = value + tail
+            mine = next((s, n) for s, n in strings if text.startswith(s))
+            assert _found(whole(text, 0)) == mine, repr(text)
+        assert strings[-1][0] == char
+    assert any(len(s) > 1 for e in _LEXERS for s in e[7].values())
