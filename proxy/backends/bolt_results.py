@@ -144,10 +144,16 @@ class RelayResult:
             await self._wait_pull()
 
     async def _reply(self, reply: Any) -> None:
-        """Wait for `reply`. A cancelled wait (a client's tx_timeout ran out) drops the
-        connection: the reply still on its way would otherwise answer its next user."""
+        """Wait for `reply` (often already there: the PULL's reply comes with the RUN's). A
+        cancelled wait (a client's tx_timeout ran out) drops the connection: the reply still
+        on its way would otherwise answer its next user. No `asyncio.shield` (two futures and
+        their callbacks per wait): the cancelled future is only ever read through `done()`
+        here, and the connection's end gives the reply its tag all the same."""
+        done = reply.done
+        if done.done():
+            return
         try:
-            await asyncio.shield(reply.done)
+            await done
         except asyncio.CancelledError:
             if self._conn is not None:
                 self._conn.close()

@@ -26,6 +26,7 @@ from query_guard.backends.falkordb_codec import (
     backend_error,
     params_header,
     parse_statistics,
+    plan_tree,
     query_type,
     text,
 )
@@ -63,20 +64,34 @@ class FalkorDBResult:
         self._summary = summary
         self._decode = decode
         self._rewindable = True
+        # the first rows as decoded (at most REWIND_LIMIT): after the runner's peek and a
+        # `rewind`, the client's fetch gets them again without a second decoding
+        self._head: list[list[Any]] = []
 
     async def fetch(self, n: int) -> list[list[Any]]:
         rows = self._rows
-        if n < 0 and self._pos == 0:
+        start = self._pos
+        if n < 0 and start == 0:
             batch = rows
         else:
-            end = len(rows) if n < 0 else min(len(rows), self._pos + n)
-            batch = rows[self._pos : end]
+            end = len(rows) if n < 0 else min(len(rows), start + n)
+            batch = rows[start:end]
         self._pos += len(batch)
         if self._pos >= len(rows) and self._pos > REWIND_LIMIT:
             self._release()  # let the reply go as soon as its last batch is out
-        if self._decode is not None and batch:
+        if self._decode is None or not batch:
+            return batch
+        if start != 0:
             return await self._decode(batch)
-        return batch
+        head = self._head
+        if len(head) >= len(batch):
+            return head[: len(batch)]
+        decoded = (
+            head + await self._decode(batch[len(head) :]) if head else await self._decode(batch)
+        )
+        if self._rewindable and len(decoded) <= REWIND_LIMIT:
+            self._head = decoded
+        return decoded
 
     def rewind(self) -> bool:
         """Start again from the first record (the runner's peek at a result that plainly
@@ -90,7 +105,7 @@ class FalkorDBResult:
         self._release()
 
     def _release(self) -> None:
-        self._rows, self._pos, self._rewindable = [], 0, False
+        self._rows, self._pos, self._rewindable, self._head = [], 0, False, []
 
     def has_more(self) -> bool:
         return self._pos < len(self._rows)
@@ -322,34 +337,6 @@ class FalkorDBBackend:
                 tables.append([text(row[0]) for row in reply[1]])
             schema.labels, schema.types, schema.keys = tables
             schema.version = version
-
-
-def plan_tree(lines: list[str]) -> dict[str, Any] | None:
-    """FalkorDB's indented plan (`Results` / `    Project` / `        Node By Label Scan |
-    (p:Person)`) as nested Neo4j plan maps: operatorType, args (`details`), children."""
-    root: dict[str, Any] | None = None
-    stack: list[tuple[int, dict[str, Any]]] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip(" "))
-        name, _, details = line.strip().partition("|")
-        op: dict[str, Any] = {
-            "operatorType": name.strip(),
-            "args": {"details": details.strip()} if details.strip() else {},
-            "identifiers": [],
-            "children": [],
-        }
-        while stack and stack[-1][0] >= depth:
-            stack.pop()
-        if stack:
-            stack[-1][1]["children"].append(op)
-        elif root is None:
-            root = op
-        else:  # a second top-level operator: keep the first as the root
-            root["children"].append(op)
-        stack.append((depth, op))
-    return root
 
 
 class FalkorDBTransaction:

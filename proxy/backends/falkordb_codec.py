@@ -1,6 +1,6 @@
 """The pure half of the FalkorDB backend: parameters as a `CYPHER …` header, the compact RESP
-reply decoded into the neutral result model, statistics as Neo4j counters, errors as Neo4j codes.
-No I/O here, so all of it is testable without a server.
+reply decoded into the neutral result model, statistics as Neo4j counters, errors as Neo4j
+codes, plans as Neo4j plan trees. No I/O here, so all of it is testable without a server.
 """
 
 from __future__ import annotations
@@ -298,3 +298,31 @@ def query_type(query: str, counters: dict[str, int], has_columns: bool) -> str:
 def _mentions_writes(query: str) -> bool:
     """A write clause outside string literals and comments (cached: apps repeat queries)."""
     return bool(_WRITE_CLAUSE.search(_STRINGS_AND_COMMENTS.sub(" ", query)))
+
+
+def plan_tree(lines: list[str]) -> dict[str, Any] | None:
+    """FalkorDB's indented plan (`Results` / `    Project` / `        Node By Label Scan |
+    (p:Person)`) as nested Neo4j plan maps: operatorType, args (`details`), children."""
+    root: dict[str, Any] | None = None
+    stack: list[tuple[int, dict[str, Any]]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip(" "))
+        name, _, details = line.strip().partition("|")
+        op: dict[str, Any] = {
+            "operatorType": name.strip(),
+            "args": {"details": details.strip()} if details.strip() else {},
+            "identifiers": [],
+            "children": [],
+        }
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            stack[-1][1]["children"].append(op)
+        elif root is None:
+            root = op
+        else:  # a second top-level operator: keep the first as the root
+            root["children"].append(op)
+        stack.append((depth, op))
+    return root
