@@ -5,6 +5,7 @@ result keeps the framed RECORDs of its PULL in flight undecoded, hands them out 
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, Protocol
 
 from query_guard.backend import BackendError, ResultSummary
@@ -53,7 +54,7 @@ class RelayResult:
         conn = self._conn
         assert conn is not None
         run = conn.queue(m.RUN, [query, parameters or {}, extra])
-        self._pull = conn.queue(m.PULL, [{"n": self._backend.fetch_size}], self._records)
+        self._pull = conn.queue(m.PULL, [_pull_extra(self._backend.fetch_size)], self._records)
         conn.flush()
         await self._reply(run)
         if not run.ok:
@@ -238,6 +239,12 @@ class RelayTransaction:
         conn, self._conn = self._conn, None
         if conn is not None:
             self._backend.release(conn, self._key)
+
+
+@functools.lru_cache(maxsize=16)
+def _pull_extra(n: int) -> Packed:
+    """An auto-commit PULL's extra map `{n}`, packed once per fetch size."""
+    return Packed.of({"n": n})
 
 
 def _summary(meta: dict[str, Any]) -> ResultSummary:

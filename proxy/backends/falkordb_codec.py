@@ -287,6 +287,8 @@ def parse_statistics(lines: Sequence[Any]) -> dict[str, int]:
 
 def query_type(query: str, counters: dict[str, int], has_columns: bool) -> str:
     """Neo4j's r / w / rw / s from what changed, or from the clauses when nothing did."""
+    if not counters:  # nothing changed (every read)
+        return "r" if not _mentions_writes(query) else "rw" if has_columns else "w"
     if any(counters.get(k) for k in _SCHEMA_COUNTERS):
         return "s"
     if not (any(counters.values()) or _mentions_writes(query)):

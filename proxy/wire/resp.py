@@ -40,6 +40,7 @@ class RespProtocolError(RespConnectionError):
 
 # ---------------------------------------------------------------------- codec
 
+
 def encode_command(args: tuple[Any, ...] | list[Any]) -> bytes:
     """`*n` array of bulk strings; str / bytes / int arguments. Short str arguments (command
     names, keys, flags) are encoded once and remembered."""
@@ -157,7 +158,8 @@ class RespConnection(asyncio.Protocol):
         """
         if self.closed or self.transport is None:
             raise self._lost or RespConnectionError("connection is closed")
-        futures = [self._loop.create_future() for _ in range(replies)]
+        create = self._loop.create_future
+        futures = [create()] if replies == 1 else [create() for _ in range(replies)]
         self._waiting.extend(futures)
         self.transport.write(data)
         timer = None
