@@ -16,25 +16,32 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from query_guard.backend import BackendError, BackendUnavailable, ResultSummary
 from query_guard.backends.falkordb_codec import (
+    DEFAULT_GRAPH,
+    DEFAULT_PORT,
     EXECUTION_FAILED,
     GraphSchemaIds,
     UnknownSchemaId,
     backend_error,
     params_header,
     parse_statistics,
+    parse_url,
     plan_tree,
     query_type,
     text,
 )
 from query_guard.backends.limits import is_timeout, timeout_error, wait_bound
-from query_guard.wire.resp import RespConnectionError, RespError, RespPool, RespTimeout
+from query_guard.wire.resp import (
+    RespConnectionError,
+    RespError,
+    RespPool,
+    RespTimeout,
+    bulk,
+    command_around,
+)
 
-DEFAULT_PORT = 6379
-DEFAULT_GRAPH = "movies"
 REWIND_LIMIT = 16  # a result read to its end keeps at most this many rows for `rewind`
 
 
@@ -117,17 +124,6 @@ class FalkorDBResult:
 # ---------------------------------------------------------------------- backend
 
 
-def parse_url(url: str) -> tuple[str, int, str, str | None, str | None]:
-    """`falkordb://[user:password@]host[:port][/graph]` -> (host, port, graph, user, password)."""
-    parts = urlsplit(url)
-    if parts.scheme not in {"falkordb", "falkor", "redis"}:
-        raise ValueError(f"not a FalkorDB URL (falkordb://host:port/graph): {url}")
-    graph = unquote(parts.path.lstrip("/")) or DEFAULT_GRAPH
-    user = unquote(parts.username) if parts.username else None
-    password = unquote(parts.password) if parts.password else None
-    return parts.hostname or "127.0.0.1", parts.port or DEFAULT_PORT, graph, user, password
-
-
 class FalkorDBBackend:
     """One FalkorDB server; `database` in `run`/`begin` names another graph on it.
 
@@ -166,6 +162,7 @@ class FalkorDBBackend:
         self.server = "FalkorDB"
         self._pool: RespPool | None = None
         self._schemas: dict[str, GraphSchemaIds] = {}
+        self._framings: dict[tuple[str, str, int], tuple[bytes, bytes]] = {}
 
     def _client(self) -> RespPool:
         if self._pool is None:
@@ -231,10 +228,12 @@ class FalkorDBBackend:
 
     # ------------------------------------------------------------------ internals
 
-    async def _command(self, *args: Any) -> Any:
-        """One RESP command; transport failures become `BackendUnavailable`, no reply in
-        time `LIM.TIMEOUT`."""
+    async def _command(self, *args: Any, encoded: bytes = b"") -> Any:
+        """One RESP command (`encoded`: already in RESP form); transport failures become
+        `BackendUnavailable`, no reply in time `LIM.TIMEOUT`."""
         try:
+            if encoded:
+                return await self._client().send(encoded)
             return await self._client().execute(*args)
         except RespTimeout as exc:
             raise timeout_error(self.query_timeout_ms, f"no reply: {exc}") from exc
@@ -267,13 +266,9 @@ class FalkorDBBackend:
             read_only = self.read_only
         command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
         for _attempt in range(3):
-            args: tuple[Any, ...] = (
-                command, graph, statement, "--compact", "version", schema.version,
-            )  # fmt: skip
-            if self.query_timeout_ms:
-                args += ("timeout", self.query_timeout_ms)
+            before, after = self._framing(command, graph, schema.version)
             try:
-                reply = await self._command(*args)
+                reply = await self._command(encoded=before + bulk(statement) + after)
             except RespError as exc:
                 raise self._error(str(exc)) from exc
             first = reply[0] if reply else None
@@ -288,6 +283,21 @@ class FalkorDBBackend:
                 raise self._error(str(last))
             return self._result(query, graph, schema, reply, started)
         raise BackendError("FalkorDB schema kept changing during the query", EXECUTION_FAILED)
+
+    def _framing(self, command: str, graph: str, version: int) -> tuple[bytes, bytes]:
+        """`command graph <statement> --compact version V [timeout T]` in RESP form around the
+        statement, encoded once per graph and schema version (not per query)."""
+        key = (command, graph, version)
+        framing = self._framings.get(key)
+        if framing is None:
+            args: tuple[Any, ...] = (command, graph, "", "--compact", "version", version)
+            if self.query_timeout_ms:
+                args += ("timeout", self.query_timeout_ms)
+            framing = command_around(args, 2)
+            if len(self._framings) >= 64:
+                self._framings.clear()
+            self._framings[key] = framing
+        return framing
 
     def _result(
         self, query: str, graph: str, schema: GraphSchemaIds, reply: list[Any], started: float

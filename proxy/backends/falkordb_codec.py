@@ -1,6 +1,7 @@
 """The pure half of the FalkorDB backend: parameters as a `CYPHER …` header, the compact RESP
 reply decoded into the neutral result model, statistics as Neo4j counters, errors as Neo4j
-codes, plans as Neo4j plan trees. No I/O here, so all of it is testable without a server.
+codes, plans as Neo4j plan trees, `falkordb://` URLs. No I/O here, so all of it is testable
+without a server.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from query_guard.backend import BackendError
 from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
 
+DEFAULT_PORT = 6379
+DEFAULT_GRAPH = "movies"
 WGS84_2D = 4326  # FalkorDB points are geographic (latitude, longitude)
 _EPOCH = datetime(1970, 1, 1)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -328,3 +332,14 @@ def plan_tree(lines: list[str]) -> dict[str, Any] | None:
             root["children"].append(op)
         stack.append((depth, op))
     return root
+
+
+def parse_url(url: str) -> tuple[str, int, str, str | None, str | None]:
+    """`falkordb://[user:password@]host[:port][/graph]` -> (host, port, graph, user, password)."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"falkordb", "falkor", "redis"}:
+        raise ValueError(f"not a FalkorDB URL (falkordb://host:port/graph): {url}")
+    graph = unquote(parts.path.lstrip("/")) or DEFAULT_GRAPH
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else None
+    return parts.hostname or "127.0.0.1", parts.port or DEFAULT_PORT, graph, user, password

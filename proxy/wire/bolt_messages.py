@@ -122,9 +122,7 @@ def decode_request(data: bytes, codec: ValueCodec, max_values: int = 0) -> Reque
             raise FramingError(f"trailing bytes after {REQUEST_NAMES[tag]}")
         if tag == ROUTE and len(fields) == 3 and isinstance(fields[2], str | None):
             fields[2] = {"db": fields[2]} if fields[2] else {}  # Bolt 4.3 form: db name
-        if len(fields) != len(shape) or not all(
-            isinstance(v, t) for v, t in zip(fields, shape, strict=True)
-        ):
+        if len(fields) != len(shape) or not all(map(isinstance, fields, shape)):
             error = f"{REQUEST_NAMES[tag]} has unexpected fields"
     return Request(tag, fields, error)
 

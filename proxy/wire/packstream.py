@@ -274,8 +274,14 @@ class Unpacker:
             self.pos = pos
             return marker
         high = marker >> 4
-        if high == 0x8:  # a short string (keys, labels, names): read here, no calls
-            end = pos + (marker & 0x0F)
+        if high == 0x8 or marker == 0xD0:  # strings up to 255 bytes: read here, no calls
+            if high == 0x8:
+                end = pos + (marker & 0x0F)
+            elif pos < len(data):
+                end = pos + 1 + data[pos]
+                pos += 1
+            else:
+                raise PackStreamError("truncated PackStream value")
             if end > len(data):
                 raise PackStreamError("truncated PackStream value")
             self.pos = end

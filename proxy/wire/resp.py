@@ -62,6 +62,19 @@ def encode_command(args: tuple[Any, ...] | list[Any]) -> bytes:
     return b"".join(parts)
 
 
+def command_around(args: tuple[Any, ...], at: int) -> tuple[bytes, bytes]:
+    """`encode_command(args)` split around argument `at`, left out: the fixed parts of a
+    command of which one argument changes per call (`before + bulk(value) + after`)."""
+    before, after = encode_command(args[:at]), encode_command(args[at + 1 :])
+    header = b"*%d\r\n" % len(args)
+    return header + before[before.index(b"\n") + 1 :], after[after.index(b"\n") + 1 :]
+
+
+def bulk(value: str) -> bytes:
+    """One str argument as a RESP bulk string."""
+    return _bulk(value.encode())
+
+
 def _bulk(data: bytes) -> bytes:
     return b"$%d\r\n%b\r\n" % (len(data), data)
 
@@ -303,6 +316,10 @@ class RespPool:
     async def execute(self, *args: Any) -> Any:
         """One command on a pooled connection; error replies raise `RespError`."""
         return _raised((await self.request(encode_command(args), 1))[0])
+
+    async def send(self, data: bytes) -> Any:
+        """One command already encoded (`command_around`); error replies raise `RespError`."""
+        return _raised((await self.request(data, 1))[0])
 
     async def pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Several commands on one pooled connection, in one write; their replies (error
