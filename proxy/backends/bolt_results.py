@@ -5,6 +5,7 @@ result keeps the framed RECORDs of its PULL in flight undecoded, hands them out 
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, Protocol
 
 from query_guard.backend import BackendError, ResultSummary
@@ -53,7 +54,7 @@ class RelayResult:
         conn = self._conn
         assert conn is not None
         run = conn.queue(m.RUN, [query, parameters or {}, extra])
-        self._pull = conn.queue(m.PULL, [{"n": self._backend.fetch_size}], self._records)
+        self._pull = conn.queue(m.PULL, [_pull_extra(self._backend.fetch_size)], self._records)
         conn.flush()
         await self._reply(run)
         if not run.ok:
@@ -144,10 +145,16 @@ class RelayResult:
             await self._wait_pull()
 
     async def _reply(self, reply: Any) -> None:
-        """Wait for `reply`. A cancelled wait (a client's tx_timeout ran out) drops the
-        connection: the reply still on its way would otherwise answer its next user."""
+        """Wait for `reply` (often already there: the PULL's reply comes with the RUN's). A
+        cancelled wait (a client's tx_timeout ran out) drops the connection: the reply still
+        on its way would otherwise answer its next user. No `asyncio.shield` (two futures and
+        their callbacks per wait): the cancelled future is only ever read through `done()`
+        here, and the connection's end gives the reply its tag all the same."""
+        done = reply.done
+        if done.done():
+            return
         try:
-            await asyncio.shield(reply.done)
+            await done
         except asyncio.CancelledError:
             if self._conn is not None:
                 self._conn.close()
@@ -232,6 +239,12 @@ class RelayTransaction:
         conn, self._conn = self._conn, None
         if conn is not None:
             self._backend.release(conn, self._key)
+
+
+@functools.lru_cache(maxsize=16)
+def _pull_extra(n: int) -> Packed:
+    """An auto-commit PULL's extra map `{n}`, packed once per fetch size."""
+    return Packed.of({"n": n})
 
 
 def _summary(meta: dict[str, Any]) -> ResultSummary:

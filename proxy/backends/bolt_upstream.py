@@ -86,6 +86,8 @@ class UpstreamConnection(asyncio.Protocol):
         self._buf = bytearray()
         self._out = bytearray()
         self._responses: deque[Response] = deque()
+        # summaries recur byte for byte (a RUN's fields, a read's PULL SUCCESS): decoded once
+        self._summaries: dict[bytes, tuple[int, dict[str, Any]]] = {}
         self._loop = asyncio.get_running_loop()
         self._greeting: asyncio.Future[bytes] = self._loop.create_future()
         self.silence: float | None = None  # seconds without a byte while a request waits
@@ -316,12 +318,20 @@ class UpstreamConnection(asyncio.Protocol):
         return pos
 
     def _finish(self, response: Response, body: bytes | bytearray) -> None:
-        unpacker = Unpacker(body)  # type: ignore[arg-type]
-        size, tag = unpacker.structure_header()
-        response.tag = tag
-        if size:
-            meta = unpacker.unpack(1)
-            response.metadata = meta if isinstance(meta, dict) else {}
+        """Settle `response` with its summary (metadata shared by equal summaries: read-only)."""
+        key = bytes(body)
+        known = self._summaries.get(key)
+        if known is None:
+            unpacker = Unpacker(key)
+            size, tag = unpacker.structure_header()
+            meta = unpacker.unpack(1) if size else {}
+            known = (tag, meta if isinstance(meta, dict) else {})
+            if len(key) <= 512:
+                if len(self._summaries) >= 64:
+                    self._summaries.clear()
+                self._summaries[key] = known
+        tag = response.tag = known[0]
+        response.metadata = known[1]
         if tag == m.FAILURE:
             self.needs_reset = True
         if not response.done.done():

@@ -16,24 +16,32 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from query_guard.backend import BackendError, BackendUnavailable, ResultSummary
 from query_guard.backends.falkordb_codec import (
+    DEFAULT_GRAPH,
+    DEFAULT_PORT,
     EXECUTION_FAILED,
     GraphSchemaIds,
     UnknownSchemaId,
     backend_error,
     params_header,
     parse_statistics,
+    parse_url,
+    plan_tree,
     query_type,
     text,
 )
 from query_guard.backends.limits import is_timeout, timeout_error, wait_bound
-from query_guard.wire.resp import RespConnectionError, RespError, RespPool, RespTimeout
+from query_guard.wire.resp import (
+    RespConnectionError,
+    RespError,
+    RespPool,
+    RespTimeout,
+    bulk,
+    command_around,
+)
 
-DEFAULT_PORT = 6379
-DEFAULT_GRAPH = "movies"
 REWIND_LIMIT = 16  # a result read to its end keeps at most this many rows for `rewind`
 
 
@@ -63,20 +71,34 @@ class FalkorDBResult:
         self._summary = summary
         self._decode = decode
         self._rewindable = True
+        # the first rows as decoded (at most REWIND_LIMIT): after the runner's peek and a
+        # `rewind`, the client's fetch gets them again without a second decoding
+        self._head: list[list[Any]] = []
 
     async def fetch(self, n: int) -> list[list[Any]]:
         rows = self._rows
-        if n < 0 and self._pos == 0:
+        start = self._pos
+        if n < 0 and start == 0:
             batch = rows
         else:
-            end = len(rows) if n < 0 else min(len(rows), self._pos + n)
-            batch = rows[self._pos : end]
+            end = len(rows) if n < 0 else min(len(rows), start + n)
+            batch = rows[start:end]
         self._pos += len(batch)
         if self._pos >= len(rows) and self._pos > REWIND_LIMIT:
             self._release()  # let the reply go as soon as its last batch is out
-        if self._decode is not None and batch:
+        if self._decode is None or not batch:
+            return batch
+        if start != 0:
             return await self._decode(batch)
-        return batch
+        head = self._head
+        if len(head) >= len(batch):
+            return head[: len(batch)]
+        decoded = (
+            head + await self._decode(batch[len(head) :]) if head else await self._decode(batch)
+        )
+        if self._rewindable and len(decoded) <= REWIND_LIMIT:
+            self._head = decoded
+        return decoded
 
     def rewind(self) -> bool:
         """Start again from the first record (the runner's peek at a result that plainly
@@ -90,7 +112,7 @@ class FalkorDBResult:
         self._release()
 
     def _release(self) -> None:
-        self._rows, self._pos, self._rewindable = [], 0, False
+        self._rows, self._pos, self._rewindable, self._head = [], 0, False, []
 
     def has_more(self) -> bool:
         return self._pos < len(self._rows)
@@ -100,17 +122,6 @@ class FalkorDBResult:
 
 
 # ---------------------------------------------------------------------- backend
-
-
-def parse_url(url: str) -> tuple[str, int, str, str | None, str | None]:
-    """`falkordb://[user:password@]host[:port][/graph]` -> (host, port, graph, user, password)."""
-    parts = urlsplit(url)
-    if parts.scheme not in {"falkordb", "falkor", "redis"}:
-        raise ValueError(f"not a FalkorDB URL (falkordb://host:port/graph): {url}")
-    graph = unquote(parts.path.lstrip("/")) or DEFAULT_GRAPH
-    user = unquote(parts.username) if parts.username else None
-    password = unquote(parts.password) if parts.password else None
-    return parts.hostname or "127.0.0.1", parts.port or DEFAULT_PORT, graph, user, password
 
 
 class FalkorDBBackend:
@@ -151,6 +162,7 @@ class FalkorDBBackend:
         self.server = "FalkorDB"
         self._pool: RespPool | None = None
         self._schemas: dict[str, GraphSchemaIds] = {}
+        self._framings: dict[tuple[str, str, int], tuple[bytes, bytes]] = {}
 
     def _client(self) -> RespPool:
         if self._pool is None:
@@ -216,10 +228,12 @@ class FalkorDBBackend:
 
     # ------------------------------------------------------------------ internals
 
-    async def _command(self, *args: Any) -> Any:
-        """One RESP command; transport failures become `BackendUnavailable`, no reply in
-        time `LIM.TIMEOUT`."""
+    async def _command(self, *args: Any, encoded: bytes = b"") -> Any:
+        """One RESP command (`encoded`: already in RESP form); transport failures become
+        `BackendUnavailable`, no reply in time `LIM.TIMEOUT`."""
         try:
+            if encoded:
+                return await self._client().send(encoded)
             return await self._client().execute(*args)
         except RespTimeout as exc:
             raise timeout_error(self.query_timeout_ms, f"no reply: {exc}") from exc
@@ -252,13 +266,9 @@ class FalkorDBBackend:
             read_only = self.read_only
         command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
         for _attempt in range(3):
-            args: tuple[Any, ...] = (
-                command, graph, statement, "--compact", "version", schema.version,
-            )  # fmt: skip
-            if self.query_timeout_ms:
-                args += ("timeout", self.query_timeout_ms)
+            before, after = self._framing(command, graph, schema.version)
             try:
-                reply = await self._command(*args)
+                reply = await self._command(encoded=before + bulk(statement) + after)
             except RespError as exc:
                 raise self._error(str(exc)) from exc
             first = reply[0] if reply else None
@@ -273,6 +283,21 @@ class FalkorDBBackend:
                 raise self._error(str(last))
             return self._result(query, graph, schema, reply, started)
         raise BackendError("FalkorDB schema kept changing during the query", EXECUTION_FAILED)
+
+    def _framing(self, command: str, graph: str, version: int) -> tuple[bytes, bytes]:
+        """`command graph <statement> --compact version V [timeout T]` in RESP form around the
+        statement, encoded once per graph and schema version (not per query)."""
+        key = (command, graph, version)
+        framing = self._framings.get(key)
+        if framing is None:
+            args: tuple[Any, ...] = (command, graph, "", "--compact", "version", version)
+            if self.query_timeout_ms:
+                args += ("timeout", self.query_timeout_ms)
+            framing = command_around(args, 2)
+            if len(self._framings) >= 64:
+                self._framings.clear()
+            self._framings[key] = framing
+        return framing
 
     def _result(
         self, query: str, graph: str, schema: GraphSchemaIds, reply: list[Any], started: float
@@ -322,34 +347,6 @@ class FalkorDBBackend:
                 tables.append([text(row[0]) for row in reply[1]])
             schema.labels, schema.types, schema.keys = tables
             schema.version = version
-
-
-def plan_tree(lines: list[str]) -> dict[str, Any] | None:
-    """FalkorDB's indented plan (`Results` / `    Project` / `        Node By Label Scan |
-    (p:Person)`) as nested Neo4j plan maps: operatorType, args (`details`), children."""
-    root: dict[str, Any] | None = None
-    stack: list[tuple[int, dict[str, Any]]] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip(" "))
-        name, _, details = line.strip().partition("|")
-        op: dict[str, Any] = {
-            "operatorType": name.strip(),
-            "args": {"details": details.strip()} if details.strip() else {},
-            "identifiers": [],
-            "children": [],
-        }
-        while stack and stack[-1][0] >= depth:
-            stack.pop()
-        if stack:
-            stack[-1][1]["children"].append(op)
-        elif root is None:
-            root = op
-        else:  # a second top-level operator: keep the first as the root
-            root["children"].append(op)
-        stack.append((depth, op))
-    return root
 
 
 class FalkorDBTransaction:

@@ -1,6 +1,7 @@
 """The pure half of the FalkorDB backend: parameters as a `CYPHER …` header, the compact RESP
-reply decoded into the neutral result model, statistics as Neo4j counters, errors as Neo4j codes.
-No I/O here, so all of it is testable without a server.
+reply decoded into the neutral result model, statistics as Neo4j counters, errors as Neo4j
+codes, plans as Neo4j plan trees, `falkordb://` URLs. No I/O here, so all of it is testable
+without a server.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from query_guard.backend import BackendError
 from query_guard.values import Duration, GraphNode, GraphPath, GraphRelationship, Point
 
+DEFAULT_PORT = 6379
+DEFAULT_GRAPH = "movies"
 WGS84_2D = 4326  # FalkorDB points are geographic (latitude, longitude)
 _EPOCH = datetime(1970, 1, 1)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -287,6 +291,8 @@ def parse_statistics(lines: Sequence[Any]) -> dict[str, int]:
 
 def query_type(query: str, counters: dict[str, int], has_columns: bool) -> str:
     """Neo4j's r / w / rw / s from what changed, or from the clauses when nothing did."""
+    if not counters:  # nothing changed (every read)
+        return "r" if not _mentions_writes(query) else "rw" if has_columns else "w"
     if any(counters.get(k) for k in _SCHEMA_COUNTERS):
         return "s"
     if not (any(counters.values()) or _mentions_writes(query)):
@@ -298,3 +304,42 @@ def query_type(query: str, counters: dict[str, int], has_columns: bool) -> str:
 def _mentions_writes(query: str) -> bool:
     """A write clause outside string literals and comments (cached: apps repeat queries)."""
     return bool(_WRITE_CLAUSE.search(_STRINGS_AND_COMMENTS.sub(" ", query)))
+
+
+def plan_tree(lines: list[str]) -> dict[str, Any] | None:
+    """FalkorDB's indented plan (`Results` / `    Project` / `        Node By Label Scan |
+    (p:Person)`) as nested Neo4j plan maps: operatorType, args (`details`), children."""
+    root: dict[str, Any] | None = None
+    stack: list[tuple[int, dict[str, Any]]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip(" "))
+        name, _, details = line.strip().partition("|")
+        op: dict[str, Any] = {
+            "operatorType": name.strip(),
+            "args": {"details": details.strip()} if details.strip() else {},
+            "identifiers": [],
+            "children": [],
+        }
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            stack[-1][1]["children"].append(op)
+        elif root is None:
+            root = op
+        else:  # a second top-level operator: keep the first as the root
+            root["children"].append(op)
+        stack.append((depth, op))
+    return root
+
+
+def parse_url(url: str) -> tuple[str, int, str, str | None, str | None]:
+    """`falkordb://[user:password@]host[:port][/graph]` -> (host, port, graph, user, password)."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"falkordb", "falkor", "redis"}:
+        raise ValueError(f"not a FalkorDB URL (falkordb://host:port/graph): {url}")
+    graph = unquote(parts.path.lstrip("/")) or DEFAULT_GRAPH
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else None
+    return parts.hostname or "127.0.0.1", parts.port or DEFAULT_PORT, graph, user, password

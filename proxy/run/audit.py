@@ -15,8 +15,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from query_guard.run.record import KEYS
+
 # Frontend event keys -> the audit line's names (the rest keep theirs).
 _RENAMED = {"query": "original", "action": "verdict"}
+_LINE_KEYS = tuple(_RENAMED.get(k, k) for k in KEYS)  # a runner record's keys, renamed
 FLUSH_DELAY = 0.01  # seconds: on an event loop, lines are rendered and written this often
 _UTC = datetime.UTC
 log = logging.getLogger("query_guard.audit")
@@ -82,7 +85,10 @@ class AuditLog:
 
     def render(self, event: Mapping[str, Any], at: float) -> str:
         """The JSON line (without its newline) of one query event recorded at `at`."""
-        fields = {_RENAMED.get(k, k): v for k, v in event.items()}
+        if tuple(event) == KEYS:  # the runner's record (every query): renamed in one go
+            fields = dict(zip(_LINE_KEYS, event.values(), strict=True))
+        else:
+            fields = {_RENAMED.get(k, k): v for k, v in event.items()}
         if not self.include_parameters:
             fields.pop("parameters", None)
         fields.pop("event", None)  # structlog's own key: the line's event is "query"

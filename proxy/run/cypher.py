@@ -58,7 +58,8 @@ class Plan:
         final = verdict.query if verdict.action is Action.REWRITE else query
         # the database runs the guard's canonical emission of what it judged, never raw text
         to_run = verdict.to_run if verdict.forward else final
-        return cls(verdict, final, to_run, PROXY_ANSWERED not in verdict.codes)
+        repairable = not verdict.findings or PROXY_ANSWERED not in verdict.codes
+        return cls(verdict, final, to_run, repairable)
 
 
 class CypherExecution:
@@ -79,7 +80,8 @@ class CypherExecution:
     ) -> Outcome:
         # a proxy-answered procedure, or a name the catalog lacks (SCH.UNKNOWN_*: maybe written
         # a moment ago, before the background refresh): judged again on a fresh catalog
-        answered = PROXY_ANSWERED in verdict.codes or not UNKNOWN_NAMES.isdisjoint(verdict.codes)
+        codes = verdict.codes if verdict.findings else ()
+        answered = PROXY_ANSWERED in codes or not UNKNOWN_NAMES.isdisjoint(codes)
         if answered and self.schema is not None:
             await self.schema.ensure_fresh()
             # judged again from the catalog as it is now: it may have changed here or in a
@@ -191,7 +193,7 @@ async def plainly_has_rows(stream: ResultStream) -> bool:
     rewind()
     if len(head) >= PEEK:
         return True
-    return len(head) == 1 and not any(is_blank(v) for v in head[0])
+    return len(head) == 1 and not any(map(is_blank, head[0]))
 
 
 def _rewound(stream: Any) -> bool:

@@ -20,12 +20,12 @@ KEYS = (
 
 
 def new_record(req: QueryRequest) -> dict[str, Any]:
-    """The record of `req` before the guard has judged it (every key of `KEYS`)."""
-    record: dict[str, Any] = dict.fromkeys(KEYS)
-    record.update(
-        front=req.front, client=req.client, user=req.user, language=req.language,
-        query=req.text, parameters=req.parameters, question=req.question,
-        database=req.database, in_transaction=req.tx is not None, codes=[],
-        detail=dict(req.detail),
-    )  # fmt: skip
-    return record
+    """The record of `req` before the guard has judged it (every key of `KEYS`, in order:
+    one dict display, built in one go on every query's path)."""
+    return {
+        "front": req.front, "client": req.client, "user": req.user, "language": req.language,
+        "query": req.text, "parameters": req.parameters, "question": req.question,
+        "database": req.database, "in_transaction": req.tx is not None, "action": None,
+        "codes": [], "final_query": None, "guard_ms": None, "backend_ms": None, "error": None,
+        "repair": None, "repaired": None, "detail": dict(req.detail),
+    }  # fmt: skip

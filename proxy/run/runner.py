@@ -154,8 +154,8 @@ class Runner:
             return await self.judge(req.language, text, parameters, req.database)
 
         outcome = await route.execution.execute(req, verdict, judge_again, record)
-        record.update(backend_ms=elapsed_ms(began), final_query=outcome.ran,
-                      codes=outcome.verdict.codes)  # fmt: skip
+        codes = record["codes"] if outcome.verdict is verdict else outcome.verdict.codes
+        record.update(backend_ms=elapsed_ms(began), final_query=outcome.ran, codes=codes)
         outcome.backend_ms = record["backend_ms"]
         if outcome.error is not None:
             record["error"] = outcome.error.code

@@ -122,9 +122,7 @@ def decode_request(data: bytes, codec: ValueCodec, max_values: int = 0) -> Reque
             raise FramingError(f"trailing bytes after {REQUEST_NAMES[tag]}")
         if tag == ROUTE and len(fields) == 3 and isinstance(fields[2], str | None):
             fields[2] = {"db": fields[2]} if fields[2] else {}  # Bolt 4.3 form: db name
-        if len(fields) != len(shape) or not all(
-            isinstance(v, t) for v, t in zip(fields, shape, strict=True)
-        ):
+        if len(fields) != len(shape) or not all(map(isinstance, fields, shape)):
             error = f"{REQUEST_NAMES[tag]} has unexpected fields"
     return Request(tag, fields, error)
 
@@ -179,8 +177,8 @@ def frame(out: bytearray, body: bytes | bytearray) -> None:
 
 def success(metadata: dict[str, Any], codec: ValueCodec) -> bytes:
     """SUCCESS {metadata}, framed. Every query's path writes two: their keys come from a
-    small set (`_KEYS`, encoded once) and most values are text, small integers or `Packed`
-    fragments, written here without a call of `pack` each."""
+    small set (`_KEYS`, encoded once) and most values are text, small integers, `Packed`
+    fragments or short lists of those, written here without a call of `pack` each."""
     size = len(metadata)
     if size >= 0x10:
         out = bytearray()
@@ -203,6 +201,15 @@ def success(metadata: dict[str, Any], codec: ValueCodec) -> bytes:
             body.append(value & 0xFF)
         elif kind is Packed:
             body += value
+        elif kind is list and len(value) < 0x10:  # fields, statuses: text or Packed items
+            body.append(0x90 + len(value))
+            for item in value:
+                if type(item) is str:
+                    pack_str(body, item)
+                elif type(item) is Packed:
+                    body += item
+                else:
+                    pack(body, item, codec.dehydrate, 2)
         else:
             pack(body, value, codec.dehydrate, 1)
     out = bytearray()

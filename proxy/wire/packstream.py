@@ -265,14 +265,33 @@ class Unpacker:
     def unpack(self, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise PackStreamError("value nested too deeply")
-        marker = self._byte()
-        high = marker >> 4
+        data, pos = self.data, self.pos
+        if pos >= len(data):
+            raise PackStreamError("truncated PackStream value")
+        marker = data[pos]
+        pos += 1
         if marker < 0x80:
+            self.pos = pos
             return marker
+        high = marker >> 4
+        if high == 0x8 or marker == 0xD0:  # strings up to 255 bytes: read here, no calls
+            if high == 0x8:
+                end = pos + (marker & 0x0F)
+            elif pos < len(data):
+                end = pos + 1 + data[pos]
+                pos += 1
+            else:
+                raise PackStreamError("truncated PackStream value")
+            if end > len(data):
+                raise PackStreamError("truncated PackStream value")
+            self.pos = end
+            try:
+                return str(data[pos:end], "utf-8")
+            except UnicodeDecodeError as exc:
+                raise PackStreamError("string is not valid UTF-8") from exc
+        self.pos = pos
         if marker >= 0xF0:
             return marker - 0x100
-        if high == 0x8:
-            return self._str(marker & 0x0F)
         if high == 0x9:
             return self._list(marker & 0x0F, depth)
         if high == 0xA:

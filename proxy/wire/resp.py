@@ -40,6 +40,7 @@ class RespProtocolError(RespConnectionError):
 
 # ---------------------------------------------------------------------- codec
 
+
 def encode_command(args: tuple[Any, ...] | list[Any]) -> bytes:
     """`*n` array of bulk strings; str / bytes / int arguments. Short str arguments (command
     names, keys, flags) are encoded once and remembered."""
@@ -59,6 +60,19 @@ def encode_command(args: tuple[Any, ...] | list[Any]) -> bytes:
         else:
             raise TypeError(f"RESP arguments are str, bytes or int, not {type(arg).__name__}")
     return b"".join(parts)
+
+
+def command_around(args: tuple[Any, ...], at: int) -> tuple[bytes, bytes]:
+    """`encode_command(args)` split around argument `at`, left out: the fixed parts of a
+    command of which one argument changes per call (`before + bulk(value) + after`)."""
+    before, after = encode_command(args[:at]), encode_command(args[at + 1 :])
+    header = b"*%d\r\n" % len(args)
+    return header + before[before.index(b"\n") + 1 :], after[after.index(b"\n") + 1 :]
+
+
+def bulk(value: str) -> bytes:
+    """One str argument as a RESP bulk string."""
+    return _bulk(value.encode())
 
 
 def _bulk(data: bytes) -> bytes:
@@ -157,7 +171,8 @@ class RespConnection(asyncio.Protocol):
         """
         if self.closed or self.transport is None:
             raise self._lost or RespConnectionError("connection is closed")
-        futures = [self._loop.create_future() for _ in range(replies)]
+        create = self._loop.create_future
+        futures = [create()] if replies == 1 else [create() for _ in range(replies)]
         self._waiting.extend(futures)
         self.transport.write(data)
         timer = None
@@ -301,6 +316,10 @@ class RespPool:
     async def execute(self, *args: Any) -> Any:
         """One command on a pooled connection; error replies raise `RespError`."""
         return _raised((await self.request(encode_command(args), 1))[0])
+
+    async def send(self, data: bytes) -> Any:
+        """One command already encoded (`command_around`); error replies raise `RespError`."""
+        return _raised((await self.request(data, 1))[0])
 
     async def pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Several commands on one pooled connection, in one write; their replies (error

@@ -108,6 +108,29 @@ def test_replies_split_anywhere_and_multi_chunk_records_are_relayed_whole() -> N
     asyncio.run(body())
 
 
+def test_equal_summaries_are_decoded_once_and_failures_still_need_a_reset() -> None:
+    """A summary that recurs byte for byte (a read's PULL SUCCESS) is decoded once per
+    connection: the second reply shares the first one's metadata."""
+
+    async def body() -> None:
+        conn = UpstreamConnection()
+        conn.version = (5, 4)
+        conn._greeting.set_result(b"")
+        replies = [conn.queue(m.PULL, [{"n": 10}], []) for _ in range(3)]
+        wire = bytearray()
+        for _ in range(2):
+            m.frame(wire, packb(Structure(m.SUCCESS, [{"type": "r", "db": "movies"}])))
+        m.frame(wire, packb(Structure(m.FAILURE, [{"code": "Neo.X", "message": "no"}])))
+        conn.data_received(bytes(wire))
+        first, second, failed = replies
+        await failed.done
+        assert first.ok and first.metadata == {"type": "r", "db": "movies"}
+        assert second.metadata is first.metadata
+        assert not failed.ok and failed.metadata["message"] == "no" and conn.needs_reset
+
+    asyncio.run(body())
+
+
 # -- against ArcadeDB -----------------------------------------------------------------------
 
 

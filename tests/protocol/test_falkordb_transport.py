@@ -13,6 +13,7 @@ import redis
 from query_guard.backend import BackendError, BackendUnavailable, collect
 from query_guard.backends.embedded import EmbeddedFalkorDB
 from query_guard.backends.falkordb import FalkorDBBackend
+from query_guard.wire.resp import bulk, command_around, encode_command
 
 # keeps FalkorDB busy for a while and answers with one distinctive row
 SLOW = "UNWIND range(1, 10000000) AS x WITH count(x) AS n RETURN n"  # about a second
@@ -89,3 +90,13 @@ def test_a_refused_login_is_unavailable(tmp_path_factory: pytest.TempPathFactory
         asyncio.run(main())
         with redis.Redis(host=db.host, port=db.port, password=db.password) as client:
             assert client.ping()
+
+
+def test_a_command_encoded_around_its_statement_equals_the_whole_command() -> None:
+    """FalkorDB's query command is framed once per graph and schema version; only the
+    statement is encoded per query, and the bytes are those of the whole command."""
+    args = ("GRAPH.RO_QUERY", "movies", "", "--compact", "version", 7, "timeout", 1000)
+    before, after = command_around(args, 2)
+    for statement in ("RETURN 1", 'CYPHER t="é" MATCH (m) RETURN m', ""):
+        whole = encode_command((*args[:2], statement, *args[3:]))
+        assert before + bulk(statement) + after == whole

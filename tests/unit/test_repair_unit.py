@@ -203,6 +203,28 @@ def test_peeked_stream_hands_back_every_record() -> None:
     asyncio.run(go())
 
 
+def test_falkordb_rows_peeked_and_rewound_are_decoded_once() -> None:
+    """The runner's peek (`plainly_has_rows`) decodes the first rows; after `rewind` the
+    client's fetch gets those rows without decoding them again, and the rest once."""
+    decoded: list[Any] = []
+
+    async def decode(batch: list[list[Any]]) -> list[list[Any]]:
+        decoded.extend(row[0] for row in batch)
+        return [[f"v{row[0]}"] for row in batch]
+
+    async def go() -> None:
+        rows = [[i] for i in range(5)]
+        result = FalkorDBResult(["i"], rows, ResultSummary(), decode)
+        assert await result.fetch(2) == [["v0"], ["v1"]]
+        assert result.rewind()
+        assert await result.fetch(1) == [["v0"]]
+        assert result.rewind()
+        assert await result.fetch(10) == [[f"v{i}"] for i in range(5)]
+        assert decoded == [0, 1, 2, 3, 4]
+
+    asyncio.run(go())
+
+
 # ---------------------------------------------------------------- the loop on a scripted database
 
 

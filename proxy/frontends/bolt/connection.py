@@ -60,7 +60,9 @@ class BoltProtocol(asyncio.Protocol):
         self._dechunker = m.Dechunker(max_message_size)
         self._pending: deque[bytes] = deque()
         self._pending_bytes = 0
-        self._wakeup = asyncio.Event()
+        # what the request loop waits on when it has nothing to do (a bare future: no Event,
+        # whose every wait asks asyncio for the running loop, a system call each)
+        self._waiting: asyncio.Future[None] | None = None
         self._can_write = asyncio.Event()
         self._can_write.set()
         self._out = bytearray()
@@ -145,7 +147,7 @@ class BoltProtocol(asyncio.Protocol):
             self._pending.append(frame)
             self._pending_bytes += len(frame)
         if frames:
-            self._wakeup.set()
+            self._wake()
         backlog = (
             len(self._pending) >= MAX_PENDING_REQUESTS or self._pending_bytes >= MAX_PENDING_BYTES
         )
@@ -153,10 +155,16 @@ class BoltProtocol(asyncio.Protocol):
             self._reading_paused = True
             self.transport.pause_reading()  # type: ignore[union-attr]
 
+    def _wake(self) -> None:
+        """Wake the request loop (every reason it wakes for is checked again at its top)."""
+        waiting = self._waiting
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._can_write.set()
-        self._wakeup.set()
+        self._wake()
         if self._timer is not None:
             self._timer.cancel()
         if self._idle is not None:
@@ -234,7 +242,7 @@ class BoltProtocol(asyncio.Protocol):
     def close_when_idle(self) -> None:
         """Close as soon as no transaction or result stream is open (server shutdown)."""
         self.draining = True
-        self._wakeup.set()
+        self._wake()
 
     def abort(self, reason: str, graceful: bool = False) -> None:
         """Drop a misbehaving client (its connection only)."""
@@ -242,7 +250,7 @@ class BoltProtocol(asyncio.Protocol):
             return
         log.warning("bolt connection from %s closed: %s", self.peer, reason)
         self.closed = True
-        self._wakeup.set()
+        self._wake()
         if self.transport is not None:
             if graceful:
                 self.transport.close()
@@ -261,8 +269,8 @@ class BoltProtocol(asyncio.Protocol):
                     break
                 if not self._pending:
                     self.flush()  # everything handled so far leaves in one write
-                    self._wakeup.clear()
-                    await self._wakeup.wait()
+                    self._waiting = self._loop.create_future()
+                    await self._waiting
                     continue
                 frame = self._pending.popleft()
                 self._pending_bytes -= len(frame)

@@ -62,6 +62,7 @@ class OpenResult:
     # the stream's `fetch_raw` when its framed RECORDs can go to this client as they are
     raw: Callable[[int], Awaitable[list[bytes]]] | None = None
     seen: Seen | None = None  # the run it belongs to (its query id), told the runner at the end
+    first_row: Any = None  # the first record sent, when decoded (None: relayed undecoded)
     deadline: Deadline | None = None  # the client's tx_timeout (query_guard…bolt.tx_timeout)
 
 

@@ -37,6 +37,7 @@ _ALLOWED: dict[State, set[int]] = {
     # COMMIT/ROLLBACK with results still open: lenient, the open results are discarded first.
     State.TX_STREAMING: {m.RUN, m.PULL, m.DISCARD, m.COMMIT, m.ROLLBACK, m.TELEMETRY},
 }
+_NONE: frozenset[int] = frozenset()
 _SINCE: dict[int, Version] = {m.LOGON: (5, 1), m.LOGOFF: (5, 1), m.TELEMETRY: (5, 4)}
 Handler = Callable[..., Awaitable[None]]
 
@@ -110,7 +111,7 @@ class BoltSession:
         if conv.interrupts or conv.state is State.FAILED:
             conv.write(m.IGNORED_MESSAGE)
             return
-        allowed = _ALLOWED.get(conv.state, set())
+        allowed = _ALLOWED.get(conv.state, _NONE)
         if req.tag not in allowed or self.version < _SINCE.get(req.tag, (0, 0)):
             conv.fail(
                 diag.REQUEST_INVALID,

@@ -69,11 +69,8 @@ class ResultPump:
                 sizes = [len(r) for r in records]
             else:
                 rows = await stream.fetch(ask)
-                if rows and result.records == 0 and result.seen is not None:
-                    seen = result.seen  # built, not `replace`d: this is every query's path
-                    result.seen = Seen(
-                        seen.request, seen.outcome, seen.rows, rows[0], seen.cut, seen.read_error
-                    )
+                if rows and result.records == 0:
+                    result.first_row = rows[0]  # for the runner, told at the end (`_finished`)
                 data, sizes = _encoded(rows, conv.codec)
             got = len(sizes)
             sent, cut = _within(sizes, rows_left, max_bytes - result.bytes if max_bytes else -1)
@@ -108,7 +105,7 @@ class ResultPump:
             return
         cut = discarded or any(f.code == "LIM.RESULT_SIZE" for f in result.verdict.findings)
         self.conv.ctx.runner.finished(
-            Seen(seen.request, seen.outcome, result.records, seen.first_row, cut, seen.read_error)
+            Seen(seen.request, seen.outcome, result.records, result.first_row, cut, seen.read_error)
         )
 
     async def _cut(self, result: OpenResult, reason: str) -> None:
