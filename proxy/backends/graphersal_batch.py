@@ -25,6 +25,10 @@ from typing import Any
 
 PREFIX = "__qg"
 MAX_BATCH = 16  # traversals per script: bounds how long one batch holds the event loop
+# Waiting for the next turn costs two loop turns: a traversal runs at once while the last
+# COMPANY batches all held one traversal, except every PROBE-th (to see company come back).
+COMPANY = 8
+PROBE = 8
 
 Item = tuple[str, dict[str, Any]]  # (script body after `g.`, parameter bindings)
 RunAll = Callable[[str, dict[str, Any]], Any]  # script, parameters -> graphersal's result
@@ -62,6 +66,8 @@ class LoopBatch:
         self._timeout_ms = timeout_ms
         self._waiting: list[tuple[Item, Callable[[], list[Any] | None], asyncio.Future[Any]]] = []
         self._loop: asyncio.AbstractEventLoop | None = None  # the waiting traversals' loop
+        self._company = COMPANY  # batches to wait for before running alone ones at once
+        self._lonely = 0  # traversals that found no batch waiting and no company
 
     def join(
         self, body: str, params: dict[str, Any], alone: Callable[[], list[Any] | None]
@@ -72,11 +78,11 @@ class LoopBatch:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         if self._waiting and loop is not self._loop:  # a backend shared by two loops: alone
-            try:
-                future.set_result((alone(), None))
-            except Exception as exc:
-                future.set_exception(exc)
-            return future
+            return _now(future, alone)
+        if not self._waiting and self._company <= 0:
+            self._lonely += 1
+            if self._lonely % PROBE:
+                return _now(future, alone)
         if not self._waiting:
             self._loop = loop
             loop.call_soon(self._flush)
@@ -90,6 +96,7 @@ class LoopBatch:
         self._waiting = []
         if not waiting:
             return
+        self._company = COMPANY if len(waiting) > 1 else self._company - 1
         started = time.perf_counter()
         values = self._together([w[0] for w in waiting]) if len(waiting) > 1 else None
         share = (time.perf_counter() - started) / len(waiting)
@@ -97,10 +104,7 @@ class LoopBatch:
             if values is not None:
                 future.set_result((values[n], share))
                 continue
-            try:
-                future.set_result((alone(), None))
-            except Exception as exc:
-                future.set_exception(exc)
+            _now(future, alone)
 
     def _together(self, items: list[Item]) -> list[list[Any]] | None:
         """Each item's values from one script (None: the batch failed, run them alone)."""
@@ -112,3 +116,12 @@ class LoopBatch:
             return [list(v or ()) for v in got]
         except Exception:  # any failure: each traversal alone says what went wrong
             return None
+
+
+def _now(future: asyncio.Future[Any], alone: Callable[[], list[Any] | None]) -> asyncio.Future[Any]:
+    """`future`, done with what `alone` gives (its values, or its error)."""
+    try:
+        future.set_result((alone(), None))
+    except Exception as exc:
+        future.set_exception(exc)
+    return future

@@ -9,9 +9,9 @@ from typing import Any
 import graphersal as gs
 import pytest
 
-from query_guard.backends import graphersal
+from query_guard.backends import graphersal, graphersal_batch
 from query_guard.backends.graphersal import GraphersalBackend, GremlinBackendError
-from query_guard.backends.graphersal_batch import batchable
+from query_guard.backends.graphersal_batch import COMPANY, PROBE, LoopBatch, batchable
 from query_guard.gremlin.parser import parse_traversal
 
 TRAVERSALS = [
@@ -44,6 +44,7 @@ def _every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever the machine's load: a traversal that ran once counts as quick."""
     monkeypatch.setattr(graphersal, "THREAD_QUICK", 60.0)
     monkeypatch.setattr(graphersal, "INLINE_BELOW", 60.0)
+    monkeypatch.setattr(graphersal_batch, "COMPANY", 1000)  # always wait for company
 
 
 def _backend() -> tuple[GraphersalBackend, CountingGraph]:
@@ -104,3 +105,23 @@ def test_a_traversal_that_could_reach_another_blocks_bindings_is_not_batched(
 ) -> None:
     assert not batchable(script, params)
     assert batchable("g.V(who).to_list()", {"who": "marko"})
+
+
+def test_a_lone_client_stops_waiting_for_company_and_still_looks_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(graphersal_batch, "COMPANY", COMPANY)
+
+    async def main() -> list[bool]:
+        batch = LoopBatch(lambda script, params: None, 20)
+        waited = []
+        for _ in range(COMPANY + 2 * PROBE):
+            future = batch.join("V().to_list()", {}, lambda: [1])
+            waited.append(not future.done())
+            assert await future == ([1], None)
+        return waited
+
+    waited = asyncio.run(main())
+    assert all(waited[:COMPANY])  # at first every traversal waits a turn for others
+    rest = waited[COMPANY:]
+    assert rest.count(True) == 2 and not rest[0]  # then only every PROBE-th
