@@ -146,7 +146,8 @@ class RecentRequests:
     the same request again and again byte for byte but for its request id, and reading the
     arguments again cost more than the rest of the frame's way to the runner. Only arguments
     of scalars and maps of scalars are kept (each read gets its own maps, so a caller that
-    changes them changes nothing kept); `LIMIT` payloads at most, then it starts over."""
+    changes them changes nothing kept), never those of an `authentication` request (its
+    credentials); `LIMIT` payloads at most, then it starts over."""
 
     LIMIT = 512
     MAX_BYTES = 4096
@@ -163,7 +164,7 @@ class RecentRequests:
                 op, processor, args = hit
                 return uuid.UUID(int=(high << 64) | low), op, processor, _fresh(args)
         request_id, op, processor, args = plain_request(payload)
-        if short and _flat(args):
+        if short and op != "authentication" and _flat(args):  # credentials are not kept
             if len(self._args) >= self.LIMIT:
                 self._args.clear()
             self._args[payload[_REQUEST_HEADER.size :]] = (op, processor, _fresh(args))

@@ -100,3 +100,10 @@ def test_a_repeated_request_reads_alike_with_its_own_id_and_maps() -> None:
     assert recent._args  # kept: the second read came from memory
     other = dict(args, gremlin="g.E()")
     assert wire.decode_request(_request(other, request_id=3), recent).args == other
+
+
+def test_credentials_are_not_remembered() -> None:
+    recent = RecentRequests()
+    args = {"sasl": "AHVzZXIAc2VjcmV0", "saslMechanism": "PLAIN"}
+    read = wire.decode_request(_request(args, op="authentication"), recent)
+    assert read.args == args and not recent._args
