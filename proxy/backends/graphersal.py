@@ -2,11 +2,12 @@
 
 A guarded traversal AST is printed in graphersal's dialect
 (`query_guard.gremlin.graphersal_dialect`) and executed in a worker thread (graphersal
-releases the GIL) — or on the event loop when its last run was quicker than the hand-off
-(`INLINE_BELOW`) —, under graphersal's read-only access policy when `[guard] read_only` (a
-second line of defence behind `gremlin_read_only`) and an evaluation timeout. Results are
-converted to gremlinpython's types (Vertex, Edge) so the Gremlin front's serializers carry
-them as Gremlin Server would.
+releases the GIL) — or on the event loop when its runs are quicker than the hand-off
+(`INLINE_BELOW`), together with the other quick traversals of the same loop turn
+(`query_guard.backends.graphersal_batch`) —, under graphersal's read-only access policy when
+`[guard] read_only` (a second line of defence behind `gremlin_read_only`) and an evaluation
+timeout. Results are converted to gremlinpython's types (Vertex, Edge) so the Gremlin front's
+serializers carry them as Gremlin Server would.
 
 Data: the GraphSON files named by `[backend] gremlin_data`, else the IT-support demo graph
 (`query_guard.data.it_support`, SEGRA's case graph); kept as a snapshot under
@@ -33,6 +34,7 @@ from gremlin_python.structure.graph import Edge, Vertex
 from gremlin_python.structure.io.util import HashableDict
 
 from query_guard.backend import BackendError
+from query_guard.backends.graphersal_batch import LoopBatch, batchable
 from query_guard.backends.graphersal_json import (
     NON_STRING_KEYS as _NON_STRING_KEYS,
 )
@@ -49,13 +51,16 @@ SNAPSHOT = "graph.gsnap"
 INT_IDS = "graph.int-ids"  # beside the snapshot: the GraphSON's ids were integers
 # binding values graphersal takes as parameters; others are printed into the script
 _PARAMETER_TYPES = (int, float, str, bool, type(None), uuid.UUID, dt.datetime, dt.date)
-# A read-only traversal whose last run took less than INLINE_BELOW seconds on the loop (or
-# THREAD_QUICK in a worker thread, whose time includes waiting for the GIL back while the loop
-# is busy) runs on the event loop: handing it to a worker thread (a queue, two thread
-# switches, the GIL back) costs more than running it. On the loop it gets INLINE_TIMEOUT_MS;
-# past that it runs again in a thread with the full timeout (a read may run twice).
+# A read-only traversal whose last run took less than THREAD_QUICK seconds in a worker thread
+# (whose time includes waiting for the GIL back while the loop is busy) runs on the event
+# loop: handing it to a worker thread (a queue, two thread switches, the GIL back) costs more
+# than running it. It stays there until SLOW_RUNS runs in a row took INLINE_BELOW seconds or
+# more (one slow run is more often the machine's other work than the traversal's). On the
+# loop it gets INLINE_TIMEOUT_MS; past that it runs again in a thread with the full timeout
+# (a read may run twice).
 INLINE_BELOW = 0.001
 THREAD_QUICK = 0.005
+SLOW_RUNS = 3
 INLINE_TIMEOUT_MS = 20
 _REMEMBERED = 4096  # traversal texts whose last duration is kept
 
@@ -92,7 +97,8 @@ class GraphersalBackend:
         # the evaluation timeout is an option the proxy itself sets on every traversal
         self._policy = base.allow("update", "option")
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="graphersal")
-        self._quick: dict[str, bool] = {}  # script -> its last run took < INLINE_BELOW
+        self._slow: dict[str, int] = {}  # script -> its slow runs in a row (SLOW_RUNS: thread)
+        self._batch = LoopBatch(self._run_batch, INLINE_TIMEOUT_MS)
         self._renders: dict[int, tuple[ast.Traversal, Rendered, Any]] = {}  # by id(traversal)
 
     @classmethod
@@ -163,24 +169,49 @@ class GraphersalBackend:
         return _id(value, self.int_ids)
 
     async def _execute(self, rendered: Rendered, params: dict[str, Any]) -> list[Any]:
-        """The traversal's values: on the loop when it is known to be quick, else in a
-        worker thread."""
+        """The traversal's values: on the loop when it is known to be quick (with the other
+        quick ones of this loop turn), else in a worker thread."""
         key = rendered.script
-        if self.read_only and self.timeout_ms > INLINE_TIMEOUT_MS and self._quick.get(key):
-            started = time.perf_counter()
-            try:
-                values = self._run(rendered, params, INLINE_TIMEOUT_MS)
-            except _TooSlow:
-                self._quick[key] = False
+        if (
+            self.read_only
+            and self.timeout_ms > INLINE_TIMEOUT_MS
+            and (self._slow.get(key, SLOW_RUNS) < SLOW_RUNS)
+        ):
+            if batchable(key, params):
+                values, share = await self._batch.join(
+                    key[2:], params, lambda: self._inline(rendered, params)
+                )
+                if share is not None:
+                    self._seen(key, share < INLINE_BELOW)
             else:
-                self._quick[key] = time.perf_counter() - started < INLINE_BELOW
-                return values
+                values = self._inline(rendered, params)
+            if values is not None:
+                return values  # type: ignore[no-any-return]
         loop = asyncio.get_running_loop()
         values, took = await loop.run_in_executor(self._pool, self._timed, rendered, params)
-        if len(self._quick) >= _REMEMBERED:
-            self._quick.clear()
-        self._quick[key] = took < THREAD_QUICK
+        if len(self._slow) >= _REMEMBERED:
+            self._slow.clear()
+        self._slow[key] = 0 if took < THREAD_QUICK else SLOW_RUNS
         return values
+
+    def _inline(self, rendered: Rendered, params: dict[str, Any]) -> list[Any] | None:
+        """The values of a run on the loop (None: it passed INLINE_TIMEOUT_MS)."""
+        started = time.perf_counter()
+        try:
+            values = self._run(rendered, params, INLINE_TIMEOUT_MS)
+        except _TooSlow:
+            self._slow[rendered.script] = SLOW_RUNS
+            return None
+        self._seen(rendered.script, time.perf_counter() - started < INLINE_BELOW)
+        return values
+
+    def _seen(self, key: str, quick: bool) -> None:
+        slow = self._slow.get(key)
+        if slow is not None:  # (forgotten meanwhile: the next run goes to a thread)
+            self._slow[key] = 0 if quick else slow + 1
+
+    def _run_batch(self, script: str, params: dict[str, Any]) -> Any:
+        return self.graph.execute(script, params, policy=self._policy)
 
     def _timed(self, rendered: Rendered, bindings: dict[str, Any]) -> tuple[list[Any], float]:
         started = time.perf_counter()

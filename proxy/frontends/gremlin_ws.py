@@ -99,6 +99,7 @@ class GremlinFrontend:
         self._runner = runner  # the request path: guard, limits, backend, repair, audit
         self._authenticate = authenticate
         self._max_frame = max_frame
+        self._recent = wire.RecentRequests()  # requests repeat but for their id
         self._runner_app: web.AppRunner | None = None
         app = web.Application(client_max_size=max_frame)
         app.router.add_get("/gremlin", self._websocket)
@@ -149,7 +150,7 @@ class GremlinFrontend:
         self, frame: bytes, peer: str, session: _Session | None = None
     ) -> list[bytes]:
         try:
-            req = wire.decode_request(frame)
+            req = wire.decode_request(frame, self._recent)
         except wire.WireError as exc:
             mime = _mime_of(frame)
             status = wire.MALFORMED_REQUEST
@@ -359,8 +360,10 @@ def _sasl_plain(sasl: Any) -> tuple[str | None, str | None]:
 
 def _batch_size(args: Mapping[str, Any]) -> int:
     size = args.get("batchSize")
-    return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else (
-        DEFAULT_BATCH
+    return (
+        size
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0
+        else (DEFAULT_BATCH)
     )
 
 

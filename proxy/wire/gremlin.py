@@ -32,7 +32,7 @@ from gremlin_python.process.traversal import (
 from gremlin_python.structure.graph import Path
 from gremlin_python.structure.io import graphbinaryV1, graphsonV3d0
 
-from query_guard.wire.graphbinary_fast import plain_request, write_value
+from query_guard.wire.graphbinary_fast import RecentRequests, plain_request, write_value
 from query_guard.wire.graphbinary_requests import Lambda, request_reader
 
 GRAPHBINARY = "application/vnd.graphbinary-v1.0"
@@ -84,19 +84,21 @@ def split_frame(frame: bytes) -> tuple[str, bytes]:
     return mime, frame[1 + size :]
 
 
-def decode_request(frame: bytes) -> Request:
+def decode_request(frame: bytes, recent: RecentRequests | None = None) -> Request:
+    """`recent`: a connection's or front's memory of recent GraphBinary requests."""
     mime, payload = split_frame(frame)
     base = mime.split(";")[0].strip()
     if base == GRAPHBINARY:
-        return _graphbinary_request(payload)
+        return _graphbinary_request(payload, recent)
     if base in (GRAPHSON3.split(";")[0], GRAPHSON):
         return decode_graphson_request(payload, mime)
     raise WireError(f"unsupported mime type {mime!r}; use {GRAPHBINARY} or {GRAPHSON3}")
 
 
-def _graphbinary_request(payload: bytes) -> Request:
+def _graphbinary_request(payload: bytes, recent: RecentRequests | None = None) -> Request:
+    read = recent.read if recent is not None else plain_request
     try:  # the common request (strings, numbers, maps, lists) without gremlinpython's reader
-        return Request(*plain_request(payload), GRAPHBINARY)
+        return Request(*read(payload), GRAPHBINARY)
     except Exception:  # anything else, or malformed: read (and refused) as it always was
         pass
     reader = request_reader()

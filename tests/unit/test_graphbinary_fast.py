@@ -16,7 +16,13 @@ from gremlin_python.structure.graph import Vertex
 from gremlin_python.structure.io.graphbinaryV1 import GraphBinaryReader, GraphBinaryWriter
 
 from query_guard.wire import gremlin as wire
-from query_guard.wire.graphbinary_fast import Unhandled, plain_request, read_value, write_value
+from query_guard.wire.graphbinary_fast import (
+    RecentRequests,
+    Unhandled,
+    plain_request,
+    read_value,
+    write_value,
+)
 
 VALUES: list[Any] = [
     None, "", "text", "ünïcödé ✓", 0, -1, 2**31 - 1, -(2**31), 1.5, True, False,
@@ -59,9 +65,11 @@ def test_other_types_are_left_to_gremlinpython() -> None:
         read_value(bytes(data), 0)
 
 
-def _request(args: dict[str, Any], op: str = "eval") -> bytes:
+def _request(args: dict[str, Any], op: str = "eval", request_id: int = 42) -> bytes:
     message = RequestMessage("", op, args)
-    return bytes(GraphBinarySerializersV1().serialize_message(str(uuid.UUID(int=42)), message))
+    return bytes(
+        GraphBinarySerializersV1().serialize_message(str(uuid.UUID(int=request_id)), message)
+    )
 
 
 def test_a_client_request_reads_alike() -> None:
@@ -79,3 +87,23 @@ def test_a_request_with_other_types_still_reads() -> None:
     with pytest.raises(Unhandled):
         plain_request(wire.split_frame(frame)[1])
     assert wire.decode_request(frame).args == args
+
+
+def test_a_repeated_request_reads_alike_with_its_own_id_and_maps() -> None:
+    args = {"gremlin": "g.V(x).out()", "bindings": {"x": "case-2", "n": 3},
+            "aliases": {"g": "g"}, "batchSize": 64}  # fmt: skip
+    recent = RecentRequests()
+    first = wire.decode_request(_request(args, request_id=1), recent)
+    first.args["bindings"]["x"] = "changed by its reader"
+    again = wire.decode_request(_request(args, request_id=2), recent)
+    assert again == wire.Request(uuid.UUID(int=2), "eval", "", args)
+    assert recent._args  # kept: the second read came from memory
+    other = dict(args, gremlin="g.E()")
+    assert wire.decode_request(_request(other, request_id=3), recent).args == other
+
+
+def test_credentials_are_not_remembered() -> None:
+    recent = RecentRequests()
+    args = {"sasl": "AHVzZXIAc2VjcmV0", "saslMechanism": "PLAIN"}
+    read = wire.decode_request(_request(args, op="authentication"), recent)
+    assert read.args == args and not recent._args
