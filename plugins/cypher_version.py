@@ -2,11 +2,12 @@
 error).
 
 Neo4j 2025+ adds to Cypher: `FILTER [WHERE] p` (a `WITH * WHERE p`), `LET x = e, …`
-(`WITH *, e AS x`), conditional queries `WHEN c THEN … [WHEN …] [ELSE …]` (also inside
-`CALL { … }`), the match modes `MATCH REPEATABLE ELEMENTS …` / `MATCH DIFFERENT RELATIONSHIPS
-…`, and the `CYPHER 25` prefix that selects the version for one statement. The guard
-parses all of them and judges them with the same rules as their Cypher 5 equivalents (a
-FILTER's property names are checked like a WHERE's, a write inside a WHEN branch is a write).
+(`WITH *, e AS x`), conditional queries `WHEN c THEN … [WHEN …] [ELSE …]` and sequential
+queries `q1 NEXT q2` (also inside `CALL { … }`), the match modes `MATCH REPEATABLE ELEMENTS
+…` / `MATCH DIFFERENT RELATIONSHIPS …`, and the `CYPHER 25` prefix that selects the version
+for one statement. The guard parses all of them and judges them with the same rules as their
+Cypher 5 equivalents (a FILTER's property names are checked like a WHERE's, a write inside a
+WHEN branch or a NEXT part is a write).
 
 Standalone `ORDER BY` / `SKIP` / `OFFSET` / `LIMIT` clauses (after any clause but RETURN: after a
 WITH once its WHERE or its own LIMIT ends it, `WITH p WHERE p.born > 1960 ORDER BY p.born`,
@@ -29,13 +30,14 @@ Example (cypher_version = "5")::
 from __future__ import annotations
 
 from query_guard.api import Finding, GuardContext, Severity, hookimpl
-from query_guard.api.cypher import Conditional, CypherQuery, ast
+from query_guard.api.cypher import Conditional, CypherQuery, NextChain, ast
 
 # the Cypher 5 spelling of each Cypher 25 addition
 _INSTEAD = {
     "FILTER": "WITH * WHERE …",
     "LET": "WITH *, … AS name",
     "WHEN": "CALL { … UNION … } with the conditions in WHERE",
+    "NEXT": "WITH between the parts (RETURN a, b NEXT … reads as WITH a, b …)",
     "REPEATABLE ELEMENTS": "MATCH without a match mode (relationships are not repeated)",
     "DIFFERENT RELATIONSHIPS": "MATCH without a match mode (it is the default)",
     "CYPHER 25": "the statement without the CYPHER 25 prefix",
@@ -45,7 +47,7 @@ _INSTEAD = {
 def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     """(keyword, node) of every Cypher 25 construct in the statement."""
     found: list[tuple[str, ast.Node]] = []
-    candidates = list(query.find(Conditional, ast.With, ast.Match))
+    candidates = list(query.find(Conditional, NextChain, ast.With, ast.Match))
     # the index lists nodes by class: of one class they are in pre-order, as the walk below
     if len({type(node) for node in candidates}) < 2:
         nodes: list[ast.Node] = candidates
@@ -54,6 +56,8 @@ def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     for node in nodes:
         if isinstance(node, Conditional):
             found.append(("WHEN", node))
+        elif isinstance(node, NextChain):
+            found.append(("NEXT", node))
         elif isinstance(node, ast.Match) and getattr(node, "mode", ""):
             found.append((node.mode, node))  # type: ignore[attr-defined]
         elif isinstance(node, ast.With):

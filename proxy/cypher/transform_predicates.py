@@ -38,7 +38,8 @@ VALUE_TYPE_TERM = rule("value_type_term", "*parts")
 
 @VALUE_TYPE_TERM
 def value_type_term(c: list[Any]) -> Part:
-    """`LOCAL DATETIME`, `INTEGER NOT NULL`, `LIST<…>` as canonical text."""
+    """`LOCAL DATETIME`, `INTEGER NOT NULL`, `LIST<…>`, `ANY VALUE<…>`, `TIME WITH TIME ZONE`,
+    `INTEGER!` as canonical text."""
     text: list[str] = []
     for part in c[VALUE_TYPE_TERM.parts]:
         if part is None:
@@ -46,9 +47,9 @@ def value_type_term(c: list[Any]) -> Part:
         if isinstance(part, Part):
             text[-1] += part.value
         elif part.type == "TYPE_OPEN":
-            text.append(_SPACE.sub("", part.value).upper())
-        elif part.type == "GT":
-            text[-1] += ">"
+            text.append(_SPACE.sub(" ", part.value).upper().replace(" <", "<"))
+        elif part.type in ("GT", "BANG"):
+            text[-1] += part.value
         else:
             text.append(part.value.upper())
     return Part("type", " ".join(text), span_of(c))
