@@ -1,8 +1,8 @@
 """Neo4j 5 / Cypher 25 syntax added on branch syntax25: the type names of the manual's "values
-and types" page, numbers with underscores, OPTIONAL CALL of a procedure, the error modes of
-CALL { … } IN TRANSACTIONS in the AST, and Cypher 25 sequential queries (`… NEXT …`). Each
-parses to its node, and its canonical emission parses to the same AST (the rules' side:
-tests/fixtures/read_only, limits, cypher_version, unknown_names)."""
+and types" page (and Cypher 25's VECTOR types), numbers with underscores, OPTIONAL CALL of a
+procedure, the error modes of CALL { … } IN TRANSACTIONS in the AST, and Cypher 25 sequential
+queries (`… NEXT …`). Each parses to its node, and its canonical emission parses to the same
+AST (the rules' side: tests/fixtures/read_only, limits, cypher_version, unknown_names)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ def _predicate(text: str) -> str:
         ("IS :: STRING! ARRAY!", "IS :: STRING! ARRAY!"),
         ("IS :: ANY VALUE<INTEGER | FLOAT>", "IS :: ANY VALUE<INTEGER | FLOAT>"),
         (":: LIST<ZONED DATETIME!>!", "IS :: LIST<ZONED DATETIME!>!"),
+        ("IS :: VECTOR<INTEGER8>(3)", "IS :: VECTOR<INTEGER8>(3)"),
+        ("IS :: VECTOR(1_024) NOT NULL", "IS :: VECTOR(1024) NOT NULL"),
     ],
 )
 def test_type_names_of_the_manual(written: str, op: str) -> None:
@@ -135,6 +137,15 @@ def test_next_inside_call_explain_and_prefix() -> None:
         first, chain = parse(text).statements[0].clauses  # type: ignore[union-attr]
         assert isinstance(first, ast.OtherClause) and isinstance(chain, NextChain)
     assert statement_facts(CypherQuery.parse("EXPLAIN RETURN 1 AS a NEXT RETURN a"))[0]
+
+
+def test_next_inside_a_braced_when_branch() -> None:
+    (when,) = (
+        parse("WHEN $a THEN { RETURN 1 AS x NEXT RETURN x } ELSE { RETURN 2 AS x }")
+        .statements[0]
+        .clauses
+    )  # type: ignore[union-attr]
+    assert isinstance(when.branches[0].clauses[0], NextChain)  # type: ignore[attr-defined]
 
 
 def test_next_stays_a_name_elsewhere() -> None:
