@@ -151,3 +151,20 @@ def test_next_inside_a_braced_when_branch() -> None:
 def test_next_stays_a_name_elsewhere() -> None:
     ret = parse("WITH {next: 1} AS next RETURN next.next AS next").statements[0].clauses[1]
     assert isinstance(ret, ast.Return) and ret.items[0].alias.name == "next"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "write"),
+    [
+        ("MATCH (n) WHERE n.x :: INTEGER! SET n.y = 1", ast.SetClause),
+        ("MATCH (n) WHERE n.t :: TIME WITH TIME ZONE WITH n CREATE (m)", ast.Create),
+        ("MATCH (n) WHERE n.v :: VECTOR(3) REMOVE n.v", ast.Remove),
+        ("MATCH (n) WHERE n.x :: ANY VALUE<INTEGER> FOREACH (i IN [1] | CREATE (m))", ast.Foreach),
+        ("MATCH (n) WHERE n.x :: INTEGER NOT NULL LIST! MERGE (m)", ast.Merge),
+        ("MATCH (n) WHERE n.x = 1_000 DETACH DELETE n", ast.Delete),
+    ],
+)
+def test_a_write_after_a_new_form_stays_a_clause(text: str, write: type[ast.Clause]) -> None:
+    """Red team: the words of a type name or a number never swallow the clause after them."""
+    clauses = parse(text).statements[0].clauses  # type: ignore[union-attr]
+    assert isinstance(clauses[-1], write)
