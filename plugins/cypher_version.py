@@ -2,11 +2,12 @@
 error).
 
 Neo4j 2025+ adds to Cypher: `FILTER [WHERE] p` (a `WITH * WHERE p`), `LET x = e, …`
-(`WITH *, e AS x`), conditional queries `WHEN c THEN … [WHEN …] [ELSE …]` (also inside
-`CALL { … }`), the match modes `MATCH REPEATABLE ELEMENTS …` / `MATCH DIFFERENT RELATIONSHIPS
-…`, and the `CYPHER 25` prefix that selects the version for one statement. The guard
-parses all of them and judges them with the same rules as their Cypher 5 equivalents (a
-FILTER's property names are checked like a WHERE's, a write inside a WHEN branch is a write).
+(`WITH *, e AS x`), conditional queries `WHEN c THEN … [WHEN …] [ELSE …]` and sequential
+queries `q1 NEXT q2` (also inside `CALL { … }`), the match modes `MATCH REPEATABLE ELEMENTS
+…` / `MATCH DIFFERENT RELATIONSHIPS …`, and the `CYPHER 25` prefix that selects the version
+for one statement. The guard parses all of them and judges them with the same rules as their
+Cypher 5 equivalents (a FILTER's property names are checked like a WHERE's, a write inside a
+WHEN branch or a NEXT part is a write).
 
 Standalone `ORDER BY` / `SKIP` / `OFFSET` / `LIMIT` clauses (after any clause but RETURN: after a
 WITH once its WHERE or its own LIMIT ends it, `WITH p WHERE p.born > 1960 ORDER BY p.born`,
@@ -29,13 +30,14 @@ Example (cypher_version = "5")::
 from __future__ import annotations
 
 from query_guard.api import Finding, GuardContext, Severity, hookimpl
-from query_guard.api.cypher import Conditional, CypherQuery, ast
+from query_guard.api.cypher import Conditional, CypherQuery, NextChain, ast
 
 # the Cypher 5 spelling of each Cypher 25 addition
 _INSTEAD = {
     "FILTER": "WITH * WHERE …",
     "LET": "WITH *, … AS name",
     "WHEN": "CALL { … UNION … } with the conditions in WHERE",
+    "NEXT": "WITH between the parts (RETURN a, b NEXT … reads as WITH a, b …)",
     "REPEATABLE ELEMENTS": "MATCH without a match mode (relationships are not repeated)",
     "DIFFERENT RELATIONSHIPS": "MATCH without a match mode (it is the default)",
     "CYPHER 25": "the statement without the CYPHER 25 prefix",
@@ -44,7 +46,11 @@ _INSTEAD = {
 
 def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     """(keyword, node) of every Cypher 25 construct in the statement, in pre-order."""
-    found = [(w, n) for n in query.find(Conditional, ast.With, ast.Match) if (w := _word(query, n))]
+    found = [
+        (w, n)
+        for n in query.find(Conditional, NextChain, ast.With, ast.Match)
+        if (w := _word(query, n))
+    ]
     # the index lists nodes by class, each class's in pre-order: the walk is needed only to
     # interleave the constructs of several classes
     if len({type(node) for _, node in found}) < 2:
@@ -56,6 +62,8 @@ def _word(query: CypherQuery, node: ast.Node) -> str:
     """The Cypher 25 keyword `node` is written with, or "" (not an addition)."""
     if isinstance(node, Conditional):
         return "WHEN"
+    if isinstance(node, NextChain):
+        return "NEXT"
     if isinstance(node, ast.Match):
         return getattr(node, "mode", "")  # type: ignore[no-any-return]
     if isinstance(node, ast.With):

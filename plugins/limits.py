@@ -8,8 +8,10 @@ runs (`LIMIT $n`, `LIMIT 10 * $pages`) is bounded as `CASE WHEN x <= max THEN x 
 (Neo4j evaluates it). FalkorDB accepts only a literal or a parameter there, so for it a
 parameter stays as written (the proxy cuts any result at `[limits] max_result_rows`, by
 default max_limit, and FalkorDB refuses a computed LIMIT itself). 0 switches either bound
-off. Subquery RETURNs are not touched: the outer LIMIT bounds them. An `EXPLAIN` returns no
-rows (the proxy answers it with the plan), so it is left as written.
+off. Subquery RETURNs are not touched: the outer LIMIT bounds them. In a Cypher 25 sequential
+query (`… NEXT …`) the last part's RETURN is the one bounded, and it is fed by the parts
+before it (never "only projections"). An `EXPLAIN` returns no rows (the proxy answers it with
+the plan), so it is left as written.
 
 Example (default_limit 1000)::
 
@@ -21,7 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
-from query_guard.api.cypher import Conditional, CypherQuery, ast, contains_aggregate, is_explain
+from query_guard.api.cypher import (
+    Conditional,
+    CypherQuery,
+    NextChain,
+    ast,
+    contains_aggregate,
+    is_explain,
+)
 
 
 @hookimpl
@@ -33,9 +42,11 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     # without an aggregate function anywhere no RETURN is a pure aggregation (no walk needed)
     aggregates = any(contains_aggregate(call) for call in query.find(ast.FunctionCall))
     for statement in query.script.statements:
-        for branch in _final_branches(statement):
+        for branch, fed in _final_branches(statement):
             ret = branch.clauses[-1] if branch.clauses else None
-            if not isinstance(ret, ast.Return) or _single_row_source(branch.clauses[:-1]):
+            if not isinstance(ret, ast.Return):
+                continue
+            if not fed and _single_row_source(branch.clauses[:-1]):
                 continue
             finding = _check_return(ret, default, cap, query.text, ctx.dialect, aggregates)
             if finding is not None:
@@ -43,17 +54,22 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     return findings
 
 
-def _final_branches(statement: ast.Query) -> Iterator[ast.SingleQuery]:
-    """The queries whose RETURN hands rows to the client: UNION branches, and the branches of
-    a Cypher 25 conditional query (`WHEN … THEN RETURN …`)."""
+def _final_branches(
+    statement: ast.Query, fed: bool = False
+) -> Iterator[tuple[ast.SingleQuery, bool]]:
+    """The queries whose RETURN hands rows to the client: UNION branches, the branches of a
+    Cypher 25 conditional query (`WHEN … THEN RETURN …`) and the last part of a sequential
+    one (`… NEXT … RETURN …`), each with whether earlier NEXT parts feed it rows."""
     branches = statement.branches if isinstance(statement, ast.UnionQuery) else [statement]
     for branch in branches:
         last = branch.clauses[-1] if branch.clauses else None
         if isinstance(last, Conditional):
             for inner in last.branches:
-                yield from _final_branches(inner)
+                yield from _final_branches(inner, fed)
+        elif isinstance(last, NextChain):
+            yield from _final_branches(last.parts[-1], fed or len(last.parts) > 1)
         else:
-            yield branch
+            yield branch, fed
 
 
 def _single_row_source(clauses: list[ast.Clause]) -> bool:

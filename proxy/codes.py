@@ -40,7 +40,7 @@ class Code:
 CODES: dict[str, Code] = {
     "SYN.PARSE": Code("error", "unparsable query; the message has line, column, expected tokens"),
     "SYN.CYPHER_VERSION": Code(
-        "error", "Cypher 25 syntax (FILTER, LET, WHEN, match modes) for a Cypher 5 database"
+        "error", "Cypher 25 syntax (FILTER, LET, WHEN, NEXT, match modes) for a Cypher 5 database"
     ),
     "SYN.FENCE": Code("warning", "markdown fences or prose around the query removed"),
     "DIR.REVERSED": Code("warning", "arrow points against the only declared direction; flipped"),

@@ -158,6 +158,7 @@ def unescape_string(text: str) -> str:
 
 
 def parse_int(text: str) -> int:
+    text = text.replace("_", "")  # `1_000`, `0x_FF` (a decimal with one never starts with 0)
     low = text.lower()
     if low.startswith("0x"):
         return int(low[2:], 16)

@@ -206,7 +206,7 @@ def _token_text(token: Token) -> str:
     if kind == "INTEGER":
         return str(parse_int(token.value))  # `017` is octal here, 0x/0o are not everywhere
     if kind == "TYPE_OPEN":
-        return "".join(token.value.split()).upper()  # `LIST <` -> `LIST<`
+        return " ".join(token.value[:-1].split()).upper() + "<"  # `LIST <` -> `LIST<`
     return str(token.value)
 
 

@@ -5,10 +5,8 @@
 the scope it occurs in. Facts come from every node pattern of the variable in the same scope
 (earlier or later: `MATCH (n)-[:R]->(m) MATCH (n:Person)` makes both `n` Person), from
 `WHERE n:Label` conjuncts, and travel through `WITH n` / `WITH n AS m`. A WITH starts a new
-scope; UNION branches are independent; `CALL { WITH a … }` / `CALL (a) { … }` import only the
-named variables; EXISTS / COUNT / COLLECT subqueries and comprehensions see the outer scope.
-Label disjunctions and negations (`:A|B`, `:!A`) give no certainty. Pure: no I/O, no globals.
-"""
+scope; UNION branches are independent; `CALL (a) { … }` imports the named variables, a part after
+NEXT what the part before returns; subqueries and comprehensions see the outer scope. Pure."""
 
 from __future__ import annotations
 
@@ -48,7 +46,7 @@ from query_guard.cypher.ast import (
     Variable,
     With,
 )
-from query_guard.cypher.ast_conditional import Conditional
+from query_guard.cypher.ast_conditional import Conditional, NextChain
 from query_guard.cypher.scope_table import Scope, Scopes, certain_labels
 
 __all__ = ["Scopes", "resolve"]
@@ -127,6 +125,9 @@ class _Resolver:
                 returned = self.returned(clause, scope)
             elif isinstance(clause, Conditional):
                 returned = self.conditional(clause, scope)
+            elif isinstance(clause, NextChain):
+                for i, part in enumerate(clause.parts):
+                    returned = self.query(part, scope if i == 0 else None, i == 0, returned)
             else:
                 self.clause(clause, scope)
         return returned

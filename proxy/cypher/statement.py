@@ -16,7 +16,7 @@ Example::
 from __future__ import annotations
 
 from query_guard.cypher import ast
-from query_guard.cypher.ast_conditional import Conditional
+from query_guard.cypher.ast_conditional import Conditional, NextChain
 from query_guard.cypher.query import CypherQuery
 
 _WRITES = (ast.Create, ast.Merge, ast.Delete, ast.SetClause, ast.Remove, ast.Foreach)
@@ -69,6 +69,8 @@ def _returns(statement: ast.Query) -> bool:
         if isinstance(last, _RETURNS):
             return True
         if isinstance(last, Conditional) and any(_returns(b) for b in last.branches):
+            return True
+        if isinstance(last, NextChain) and _returns(last.parts[-1]):  # Cypher 25 `… NEXT …`
             return True
     return False
 

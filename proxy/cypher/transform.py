@@ -89,7 +89,7 @@ def start(c: list[Any]) -> Script:
 
 EXPLAIN = rule(
     "explain",
-    "word=EXPLAIN|PROFILE query=query|create_index|create_constraint|drop_schema|show_command",
+    "word=EXPLAIN|PROFILE query=next_query|create_index|create_constraint|drop_schema|show_command",
 )
 
 

@@ -28,6 +28,7 @@ from query_guard.cypher.ast import (
     SetClause,
     Variable,
 )
+from query_guard.cypher.ast_call import OptionalCallProcedure, TunedCall
 from query_guard.cypher.build_children import Rules
 from query_guard.cypher.build_parts import Paren, Part, ex, exprs, has, span_of, tok_span
 
@@ -184,7 +185,8 @@ def yield_clause(c: list[Any]) -> Part:
 
 
 CALL_CLAUSE = rule(
-    "call_clause", "CALL name=procedure_name lpar=LPAR? *args RPAR? yields=yield_clause?"
+    "call_clause",
+    "optional=OPTIONAL? CALL name=procedure_name lpar=LPAR? *args RPAR? yields=yield_clause?",
 )
 
 
@@ -195,7 +197,8 @@ def call_clause(c: list[Any]) -> CallProcedure:
     star, items, where = (
         (False, [], None) if c[CALL_CLAUSE.yields] is None else c[CALL_CLAUSE.yields].value
     )
-    return CallProcedure(span_of(c), name.value, name.span, args, items, star, where)
+    kind = CallProcedure if c[CALL_CLAUSE.optional] is None else OptionalCallProcedure
+    return kind(span_of(c), name.value, name.span, args, items, star, where)
 
 
 CALL_SCOPE = rule("call_scope", "LPAR *items RPAR")
@@ -216,12 +219,18 @@ IN_TRANSACTIONS = rule(
 
 @IN_TRANSACTIONS
 def in_transactions(c: list[Any]) -> Part:
-    """The batch's concurrency and size expressions (`IN $n CONCURRENT TRANSACTIONS OF $r ROWS`)."""
+    """The batch's concurrency and size expressions (`IN $n CONCURRENT TRANSACTIONS OF $r ROWS`),
+    the error mode (action, RETRY's THEN action) and the REPORT STATUS variable's name."""
     batch = [ex(x) for x in (c[IN_TRANSACTIONS.batch], c[IN_TRANSACTIONS.rows]) if x is not None]
     error = c[IN_TRANSACTIONS.error]
-    if error is not None and error.value[1] is not None:  # ON ERROR RETRY FOR <duration>
-        batch.append(error.value[1])
-    return Part("tx", batch, span_of(c))
+    action, then = "", ""
+    if error is not None:
+        action, duration, then = error.value
+        if duration is not None:  # ON ERROR RETRY FOR <duration>
+            batch.append(duration)
+    report = c[IN_TRANSACTIONS.report_status]
+    status = report.value.name if report is not None else None
+    return Part("tx", (batch, action, then, status), span_of(c))
 
 
 ON_ERROR = rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
@@ -229,7 +238,7 @@ ON_ERROR = rule("on_error", "ON ERROR action=CONTINUE|BREAK|FAIL")
 
 @ON_ERROR
 def on_error(c: list[Any]) -> Part:
-    return Part("on_error", (c[ON_ERROR.action].value.upper(), None), span_of(c))
+    return Part("on_error", (c[ON_ERROR.action].value.upper(), None, ""), span_of(c))
 
 
 ON_ERROR_RETRY = rule("on_error_retry", "ON ERROR RETRY *parts")
@@ -238,8 +247,13 @@ ON_ERROR_RETRY = rule("on_error_retry", "ON ERROR RETRY *parts")
 @ON_ERROR_RETRY
 def on_error_retry(c: list[Any]) -> Part:
     """`ON ERROR RETRY [[FOR] n SECONDS] [THEN CONTINUE | BREAK | FAIL]`: the duration kept."""
-    duration = next((ex(x) for x in c[ON_ERROR_RETRY.parts] if isinstance(x, (Expr, Paren))), None)
-    return Part("on_error", ("RETRY", duration), span_of(c))
+    parts = c[ON_ERROR_RETRY.parts]
+    duration = next((ex(x) for x in parts if isinstance(x, (Expr, Paren))), None)
+    then = next((x.value.upper() for x in parts if isinstance(x, Token) and x.type in _ACTIONS), "")
+    return Part("on_error", ("RETRY", duration, then), span_of(c))
+
+
+_ACTIONS = frozenset(["CONTINUE", "BREAK", "FAIL"])
 
 
 REPORT_STATUS = rule("report_status", "REPORT STATUS AS variable")
@@ -252,17 +266,22 @@ def report_status(c: list[Any]) -> Part:
 
 CALL_SUBQUERY = rule(
     "call_subquery",
-    "optional=OPTIONAL? CALL scope=call_scope? LBRACE query RBRACE tx=in_transactions?",
+    "optional=OPTIONAL? CALL scope=call_scope? LBRACE query=next_query RBRACE tx=in_transactions?",
 )
 
 
 @CALL_SUBQUERY
 def call_subquery(c: list[Any]) -> CallSubquery:
+    """A CallSubquery, or a TunedCall when OPTIONAL or with an error mode or status report."""
     scope: Part | None = c[CALL_SUBQUERY.scope]
     imports = None if scope is None else scope.value[1]
     import_all = scope is not None and scope.value[0]
     tx: Part | None = c[CALL_SUBQUERY.tx]
-    return CallSubquery(
-        span_of(c), c[CALL_SUBQUERY.query], imports, tx is not None, import_all,
-        tx.value if tx is not None else [],
-    )  # fmt: skip
+    batch, action, then, report = tx.value if tx is not None else ([], "", "", None)
+    optional = c[CALL_SUBQUERY.optional] is not None
+    span, body, in_tx = span_of(c), c[CALL_SUBQUERY.query], tx is not None
+    if optional or action or report is not None:
+        return TunedCall(
+            span, body, imports, in_tx, import_all, batch, optional, action, then, report
+        )
+    return CallSubquery(span, body, imports, in_tx, import_all, batch)

@@ -3,7 +3,8 @@
 `FILTER [WHERE] p` is `WITH * WHERE p`, `LET x = e, …` is `WITH *, e AS x, …`, and a standalone
 `ORDER BY` / `SKIP` / `OFFSET` / `LIMIT` clause is `WITH *` with that part: each builds the With
 node Cypher defines it as, so scopes and rules judge it like the WITH they know. A conditional
-query `WHEN … THEN … ELSE …` is one Conditional clause; `CYPHER 25 …` (or `CYPHER 5`) keeps
+query `WHEN … THEN … ELSE …` is one Conditional clause, a sequential query `… NEXT …` one
+NextChain clause; `CYPHER 25 …` (or `CYPHER 5`) keeps
 its version as an OtherClause "CYPHER <n>" in front of the statement's first clause.
 Whether the database speaks Cypher 25 is [guard] cypher_version (plugins/cypher_version.py).
 """
@@ -21,7 +22,7 @@ from query_guard.cypher.ast import (
     UnionQuery,
     With,
 )
-from query_guard.cypher.ast_conditional import Conditional
+from query_guard.cypher.ast_conditional import Conditional, NextChain
 from query_guard.cypher.build_children import Rules
 from query_guard.cypher.build_parts import Part, ex, span_of
 
@@ -119,6 +120,17 @@ def conditional_query(c: list[Any]) -> SingleQuery:
             branches.append(part.value)
     span = span_of(c)
     return SingleQuery(span, [Conditional(span, conditions, branches)])
+
+
+SEQUENTIAL_QUERY = rule("sequential_query", "*parts")
+
+
+@SEQUENTIAL_QUERY
+def sequential_query(c: list[Any]) -> SingleQuery:
+    """`q1 NEXT q2 …`: one NextChain clause holding the parts in order."""
+    parts = [x for x in c[SEQUENTIAL_QUERY.parts] if isinstance(x, (SingleQuery, UnionQuery))]
+    span = span_of(c)
+    return SingleQuery(span, [NextChain(span, parts)])
 
 
 CYPHER_PREFIXED = rule(

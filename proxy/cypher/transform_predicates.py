@@ -21,7 +21,7 @@ from lark import Token
 from query_guard.cypher.ast import Expr, LabelCheck, LabelExpr, UnaryOp
 from query_guard.cypher.ast_case import CaseWhen
 from query_guard.cypher.build_children import Rules
-from query_guard.cypher.build_parts import BuildError, Part, end_of, ex, span_of
+from query_guard.cypher.build_parts import BuildError, Part, end_of, ex, parse_int, span_of
 
 RULES = Rules()
 rule = RULES.rule
@@ -34,11 +34,13 @@ def _words(tokens: list[Any]) -> str:
 
 
 VALUE_TYPE_TERM = rule("value_type_term", "*parts")
+_ATTACHED = frozenset(["GT", "BANG", "LPAR", "INTEGER", "RPAR"])  # written without a space
 
 
 @VALUE_TYPE_TERM
 def value_type_term(c: list[Any]) -> Part:
-    """`LOCAL DATETIME`, `INTEGER NOT NULL`, `LIST<…>` as canonical text."""
+    """`LOCAL DATETIME`, `INTEGER NOT NULL`, `LIST<…>`, `ANY VALUE<…>`, `TIME WITH TIME ZONE`,
+    `INTEGER!`, `VECTOR<INTEGER8>(3)` as canonical text."""
     text: list[str] = []
     for part in c[VALUE_TYPE_TERM.parts]:
         if part is None:
@@ -46,9 +48,9 @@ def value_type_term(c: list[Any]) -> Part:
         if isinstance(part, Part):
             text[-1] += part.value
         elif part.type == "TYPE_OPEN":
-            text.append(_SPACE.sub("", part.value).upper())
-        elif part.type == "GT":
-            text[-1] += ">"
+            text.append(_SPACE.sub(" ", part.value).upper().replace(" <", "<"))
+        elif part.type in _ATTACHED:
+            text[-1] += str(parse_int(part.value)) if part.type == "INTEGER" else part.value
         else:
             text.append(part.value.upper())
     return Part("type", " ".join(text), span_of(c))
