@@ -13,7 +13,8 @@ twice changes nothing).
 
 A traversal whose text could reach another block's bindings is never batched: one that names
 the renamed bindings' prefix or graphersal's `params` map, or binds a name that is not a
-plain identifier.
+plain identifier. Nor is one that binds `g`: its block's `let g = …` would replace the
+traversal source the guard judged the traversal against.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def batchable(script: str, params: Mapping[str, Any]) -> bool:
         script.startswith("g.")
         and PREFIX not in script
         and "params" not in script
-        and all(name.isidentifier() and PREFIX not in name for name in params)
+        and all(name.isidentifier() and PREFIX not in name and name != "g" for name in params)
     )
 
 

@@ -98,6 +98,7 @@ def test_a_failing_traversal_fails_alone_and_the_others_still_answer() -> None:
         ("g.V(__qg0_who).to_list()", {}),  # another block's renamed binding
         ("g.V(who).to_list()", {"__qg0_who": 1}),
         ("g.V(who).to_list()", {"not an identifier": 1}),
+        ("g.V(who).to_list()", {"who": 1, "g": "x"}),  # `let g = …` would replace the source
     ],
 )
 def test_a_traversal_that_could_reach_another_blocks_bindings_is_not_batched(
