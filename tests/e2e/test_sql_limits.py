@@ -27,7 +27,9 @@ from query_guard.config.load import parse_config
 from query_guard.runner import ProxyThread
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_MS = 2000
+# long enough that the answers under load (scrypt checks, a driver's first connection) come
+# while every endless CTE still runs, on a busy 2-core machine too
+TIMEOUT_MS = 5000
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 # one 400 MB value from allowed functions (zeroblob is not on the allow-list; printf past
 # SQLite's length limit is null, replace's is an error)
