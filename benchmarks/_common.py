@@ -7,6 +7,7 @@ import csv
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,30 @@ def summary_us(samples_ns: list[int]) -> dict[str, float]:
         "p99": percentile(us, 99),
         "mean": statistics.fmean(us) if us else float("nan"),
     }
+
+
+def _reference_workload() -> int:
+    """Dict, string and list work of the kind the guard does, fixed in size."""
+    counts: dict[str, int] = {}
+    words: list[str] = []
+    for i in range(20_000):
+        key = f"k{i % 512}"
+        counts[key] = counts.get(key, 0) + i
+        words.append(key.upper())
+    return len(words) + len(counts)
+
+
+def reference_ms(rounds: int = 7) -> float:
+    """Thread-CPU milliseconds of a fixed pure-Python workload, the best of `rounds`: the
+    machine's speed at the time of a run, printed beside absolute µs so that runs in different
+    sessions can be read together (the same build measured a 331 µs and a 550 µs guard p50
+    in two sessions, both at load ~0; lower is faster)."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.thread_time_ns()
+        _reference_workload()
+        best = min(best, (time.thread_time_ns() - started) / 1e6)
+    return best
 
 
 def table(headers: list[str], rows: list[list[Any]]) -> str:

@@ -21,7 +21,15 @@ from collections.abc import Callable
 from typing import Any
 
 import sql_latency
-from _common import CORPORA, cypherbench, summary_us, table, text2cypher, write_section
+from _common import (
+    CORPORA,
+    cypherbench,
+    reference_ms,
+    summary_us,
+    table,
+    text2cypher,
+    write_section,
+)
 
 from query_guard.build import build_guard
 from query_guard.config.load import parse_config
@@ -106,6 +114,7 @@ def _verdict(value: float, target: float | None) -> str:
 def main(languages: frozenset[str] = frozenset({"cypher", "gremlin", "sql"})) -> str:
     rows = []
     loads = [os.getloadavg()[0]]
+    reference = reference_ms()
     ratios = []
     for name, pairs in corpora().items():
         if pairs[0][2] not in languages:
@@ -129,7 +138,9 @@ def main(languages: frozenset[str] = frozenset({"cypher", "gremlin", "sql"})) ->
         "(`benchmarks/guard_speed.py`). Wall-clock on a shared machine: "
         f"{os.cpu_count()} cores, load average {min(loads):.1f} to {max(loads):.1f} during the "
         "run; *CPU* is the check's own thread time, which a busy machine inflates less "
-        "(the verdicts on wall clock are the targets'; the CPU column is for comparison).",
+        "(the verdicts on wall clock are the targets'; the CPU column is for comparison). "
+        f"The machine's speed at the start: a fixed pure-Python workload took {reference:.2f} ms "
+        "of CPU (`_common.reference_ms`; lower is faster), to compare runs across sessions.",
         "",
         table(["corpus", "queries", "p50 µs", "p99 µs", "CPU p50 µs", "CPU p99 µs",
                "target p50 / p99 µs", "p50", "p99", "CPU p50"], rows),

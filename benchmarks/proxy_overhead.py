@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import neo4j  # noqa: E402
-from _common import percentile, table, write_section  # noqa: E402
+from _common import percentile, reference_ms, table, write_section  # noqa: E402
 from _overhead_report import SECOND, interpret  # noqa: E402
 from _serve import Baseline, Proxy, idle_rss  # noqa: E402
 
@@ -334,6 +334,7 @@ def main() -> None:
             if baseline is not None:
                 baseline.close()
     load = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end of the run"
+    load += f" (a fixed pure-Python workload: {reference_ms():.2f} ms CPU, `_common.reference_ms`)"
     text = render(results, args.calls, args.seconds, load)
     print(text)
     if args.write:
