@@ -1,9 +1,10 @@
 """The Cypher parse and scope resolution of this build against an earlier revision, in one
 interleaved run: two worker processes, one importing this checkout and one a git worktree of
 REV (both on this interpreter), each parsing (`parse_tokens`) and resolving (`scopes.resolve`)
-every query of CypherBench gold and of text2cypher GPT-4-turbo (every 4th) that parses. Each
-round measures both sides in a shuffled order (fixed seed), so machine load falls on both
-alike, and within a round the sides alternate every 100 queries; the verdict reads the thread-CPU ratio per round (parse, scopes, both) and their median.
+every query of CypherBench gold and of text2cypher GPT-4-turbo (every 4th) that parses. The
+sides alternate every 100 queries, in a shuffled order (fixed seed), so machine load falls on
+both alike; the verdict reads the thread-CPU ratio per round (parse, scopes, both) and their
+median.
 
 Usage: .venv/bin/python benchmarks/parse_compare.py --baseline REV [--rounds N]
 """
