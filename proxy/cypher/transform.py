@@ -27,7 +27,7 @@ from query_guard.cypher.ast import (
     With,
 )
 from query_guard.cypher.build_children import Rules
-from query_guard.cypher.build_parts import Part, ex, has, span_of, tok_span
+from query_guard.cypher.build_parts import Paren, Part, ex, has, span_of, tok_span
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
 _ADMIN_WORDS = frozenset(
@@ -198,7 +198,9 @@ PROJECTION_ITEM = rule("projection_item", "expr AS? variable?")
 
 @PROJECTION_ITEM
 def projection_item(c: list[Any]) -> ProjectionItem:
-    return ProjectionItem(span_of(c), ex(c[PROJECTION_ITEM.expr]), c[PROJECTION_ITEM.variable])
+    expr, alias = c[PROJECTION_ITEM.expr], c[PROJECTION_ITEM.variable]  # nodes or a Paren
+    span = expr.span if alias is None else (expr.span[0], alias.span[1])
+    return ProjectionItem(span, expr.expr if type(expr) is Paren else expr, alias)
 
 
 PROJECTION_ITEMS = rule("projection_items", "*items")
@@ -206,6 +208,10 @@ PROJECTION_ITEMS = rule("projection_items", "*items")
 
 @PROJECTION_ITEMS
 def projection_items(c: list[Any]) -> Part:
+    if len(c) == 1:
+        (only,) = c
+        if type(only) is ProjectionItem:  # one item (most projections)
+            return Part("items", (False, [only]), only.span)
     items = [x for x in c[PROJECTION_ITEMS.items] if isinstance(x, ProjectionItem)]
     return Part("items", (has(c[PROJECTION_ITEMS.items], "STAR"), items), span_of(c))
 
@@ -262,20 +268,23 @@ def projection_body(c: list[Any]) -> Part:
     return Part("projection", (*_projection(PROJECTION_BODY, c), *paging), span_of(c))
 
 
-WITH_CLAUSE = rule("with_clause", "WITH body=projection_body where?")
+WITH_CLAUSE = rule("with_clause", "kw=WITH body=projection_body where?")
 
 
 @WITH_CLAUSE
 def with_clause(c: list[Any]) -> With:
-    return With(span_of(c), *c[WITH_CLAUSE.body].value, where=c[WITH_CLAUSE.where])
+    body, where = c[WITH_CLAUSE.body], c[WITH_CLAUSE.where]
+    span = (c[WITH_CLAUSE.kw].start_pos, (body if where is None else where).span[1])
+    return With(span, *body.value, where=where)
 
 
-RETURN_CLAUSE = rule("return_clause", "RETURN body=projection_body")
+RETURN_CLAUSE = rule("return_clause", "kw=RETURN body=projection_body")
 
 
 @RETURN_CLAUSE
 def return_clause(c: list[Any]) -> Return:
-    return Return(span_of(c), *c[RETURN_CLAUSE.body].value)
+    body = c[RETURN_CLAUSE.body]
+    return Return((c[RETURN_CLAUSE.kw].start_pos, body.span[1]), *body.value)
 
 
 LIMITED_WITH = rule(

@@ -128,7 +128,10 @@ SYMBOLIC_NAME = rule("symbolic_name", "name=NAME|ESCAPED_NAME")
 @SYMBOLIC_NAME
 def symbolic_name(c: list[Any]) -> Part:
     tok = c[SYMBOLIC_NAME.name]
-    return Part("name", unescape_name(tok.value), tok_span(tok))
+    name = tok.value
+    return Part(
+        "name", unescape_name(name) if name[0] == "`" else name, (tok.start_pos, tok.end_pos)
+    )
 
 
 VARIABLE = rule("variable", "name=NAME|ESCAPED_NAME")
@@ -137,7 +140,8 @@ VARIABLE = rule("variable", "name=NAME|ESCAPED_NAME")
 @VARIABLE
 def variable(c: list[Any]) -> Variable:
     tok = c[VARIABLE.name]
-    return Variable((tok.start_pos, tok.end_pos), unescape_name(tok.value))
+    name = tok.value
+    return Variable((tok.start_pos, tok.end_pos), unescape_name(name) if name[0] == "`" else name)
 
 
 KEYWORD_VARIABLE = rule("keyword_variable", "word=COUNT|EXISTS|COLLECT")
@@ -161,7 +165,8 @@ STRING = rule("string", "STRING")
 
 @STRING
 def string(c: list[Any]) -> Literal:
-    return Literal(tok_span(c[STRING.string]), "string", unescape_string(c[STRING.string].value))
+    tok = c[STRING.string]
+    return Literal((tok.start_pos, tok.end_pos), "string", unescape_string(tok.value))
 
 
 INTEGER = rule("integer", "INTEGER")
@@ -241,7 +246,11 @@ PROPERTY_LOOKUP = rule("property_lookup", "subject=postfix_expr DOT key=symbolic
 @PROPERTY_LOOKUP
 def property_lookup(c: list[Any]) -> PropertyLookup:
     key: Part = c[PROPERTY_LOOKUP.key]
-    return PropertyLookup(span_of(c), ex(c[PROPERTY_LOOKUP.subject]), key.value, key.span)
+    subject = c[PROPERTY_LOOKUP.subject]  # a node or a Paren: both have a span
+    span = (subject.span[0], key.span[1])
+    return PropertyLookup(
+        span, subject.expr if type(subject) is Paren else subject, key.value, key.span
+    )
 
 
 SUBSCRIPT = rule("subscript", "subject=postfix_expr LSQB index=expr RSQB")
