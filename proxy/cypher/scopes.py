@@ -11,7 +11,6 @@ NEXT what the part before returns; subqueries and comprehensions see the outer s
 from __future__ import annotations
 
 from query_guard.cypher.ast import (
-    BinaryOp,
     CallProcedure,
     CallSubquery,
     Create,
@@ -31,6 +30,7 @@ from query_guard.cypher.ast import (
     PatternComprehension,
     PatternPredicate,
     Projection,
+    PropertyLookup,
     QuantifiedPath,
     Query,
     RelPattern,
@@ -47,7 +47,7 @@ from query_guard.cypher.ast import (
     With,
 )
 from query_guard.cypher.ast_conditional import Conditional, NextChain
-from query_guard.cypher.scope_table import Scope, Scopes, certain_labels
+from query_guard.cypher.scope_table import Scope, Scopes, certain_labels, conjuncts
 
 __all__ = ["Scopes", "resolve"]
 
@@ -55,7 +55,7 @@ _LOCAL_BINDERS = frozenset({"all", "any", "none", "single", "filter", "extract"}
 # what `_Resolver.expr` treats specially: every other class of node it only descends into
 _SPECIAL = (
     Variable, PatternPredicate, ListComprehension, OtherExpr, PatternComprehension, SubqueryExpr
-)
+)  # fmt: skip
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -167,12 +167,15 @@ class _Resolver:
 
     def ordering(self, clause: Projection, old: Scope, new: Scope | None) -> None:
         # ORDER BY sees the projected names first, then the names before the projection
-        view = self.new_scope(old)
-        if new is not None:
-            view.bound = new.bound
-            view.facts = new.facts
-        for item in clause.order_by:
-            self.expr(item.expr, view)
+        if clause.order_by:
+            view = self.new_scope(old)
+            if new is not None:
+                view.bound = new.bound
+                view.facts = new.facts
+            for item in clause.order_by:
+                self.expr(item.expr, view)
+        else:  # no view needed; its id is still taken, so scope ids stay what they were
+            self._next_id += 1
         for expr in (clause.skip, clause.limit):
             if expr is not None:
                 self.expr(expr, old)
@@ -293,11 +296,13 @@ class _Resolver:
                     scope.add(var.name, certain_labels(element.labels))
             else:
                 self.occurrences[element] = (scope, None)
-            self._inner_exprs(element, scope)
+            if element.properties is not None or element.where is not None:
+                self._inner_exprs(element, scope)
         elif isinstance(element, RelPattern):
             if element.variable is not None:
                 self.binder(element.variable, scope)
-            self._inner_exprs(element, scope)
+            if element.properties is not None or element.where is not None:
+                self._inner_exprs(element, scope)
         elif isinstance(element, QuantifiedPath):
             for inner in element.inner.elements:
                 self.element(inner, scope, facts)
@@ -312,7 +317,7 @@ class _Resolver:
 
     def condition(self, expr: Expr, scope: Scope) -> None:
         """A WHERE: its AND-conjoined label checks and patterns are facts for the scope."""
-        for conjunct in _conjuncts(expr):
+        for conjunct in conjuncts(expr):
             if isinstance(conjunct, LabelCheck) and isinstance(conjunct.subject, Variable):
                 scope.add(conjunct.subject.name, certain_labels(conjunct.labels))
                 self.occurrences[conjunct.subject] = (scope, conjunct.subject.name)
@@ -324,10 +329,16 @@ class _Resolver:
     # ---------------------------------------------------------------- expressions
 
     def expr(self, root: Node, scope: Scope) -> None:
+        if type(root) is Variable:  # a lone variable (most projected items): no stack
+            self.occurrences.setdefault(root, (scope, root.name))
+            return
         stack: list[Node] = [root]
         while stack:
             node = stack.pop()
-            if type(node) in _PLAIN:  # most nodes: only their children matter (hot path)
+            cls = type(node)
+            if cls is PropertyLookup:  # `n.key` (hot path): the subject is its only child
+                stack.append(node.subject)  # type: ignore[attr-defined]
+            elif cls in _PLAIN:  # most nodes: only their children matter (hot path)
                 stack.extend(node.children())
             elif isinstance(node, Variable):
                 self.occurrences.setdefault(node, (scope, node.name))
@@ -384,16 +395,3 @@ class _Resolver:
             self.pattern(pattern, inner, facts=True)
         if node.where is not None:
             self.condition(node.where, inner)
-
-
-def _conjuncts(expr: Expr) -> list[Expr]:
-    out: list[Expr] = []
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, BinaryOp) and e.op == "AND":
-            stack.append(e.right)
-            stack.append(e.left)
-        else:
-            out.append(e)
-    return out
