@@ -108,8 +108,8 @@ QUERY = rule("query", "first=single_query *unions")
 
 @QUERY
 def query(c: list[Any]) -> Query:
-    if not c[QUERY.unions]:
-        return c[QUERY.first]
+    if len(c) == 1:  # no UNION
+        return c[QUERY.first]  # type: ignore[no-any-return]
     branches = [x for x in c if isinstance(x, SingleQuery)]
     flags = [x.value for x in c if type(x) is Part]
     return UnionQuery(span_of(c), branches, flags)
@@ -128,7 +128,8 @@ SINGLE_QUERY = rule("single_query", "*clauses")
 
 @SINGLE_QUERY
 def single_query(c: list[Any]) -> SingleQuery:
-    return SingleQuery(span_of(c), list(c[SINGLE_QUERY.clauses]))
+    clauses = c[SINGLE_QUERY.clauses]  # clause nodes, in a list of their own (a slice)
+    return SingleQuery((clauses[0].span[0], clauses[-1].span[1]), clauses)
 
 
 SCHEMA_COMMAND = rule("schema_command", "*words")
@@ -264,8 +265,15 @@ def _projection(r: Any, c: list[Any]) -> tuple[bool, bool, list[Any], list[Any]]
 
 @PROJECTION_BODY
 def projection_body(c: list[Any]) -> Part:
-    paging = (c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit])
-    return Part("projection", (*_projection(PROJECTION_BODY, c), *paging), span_of(c))
+    skip, limit = c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit]
+    distinct, items = c[PROJECTION_BODY.distinct], c[PROJECTION_BODY.items]
+    star, listed = items.value
+    order = c[PROJECTION_BODY.order]
+    # the span: from DISTINCT or the items to the last part present (all nodes or Parts)
+    last = limit if limit is not None else skip if skip is not None else order or items
+    span = (items.span[0] if distinct is None else distinct.start_pos, last.span[1])
+    value = (distinct is not None, star, listed, [] if order is None else order.value)
+    return Part("projection", (*value, skip, limit), span)
 
 
 WITH_CLAUSE = rule("with_clause", "kw=WITH body=projection_body where?")

@@ -225,11 +225,10 @@ EXPR = rule("expr", "*items")
 
 @EXPR
 def expr(c: list[Any]) -> Any:
-    items = c[EXPR.items]
-    if len(items) == 1:
-        (only,) = items
+    if len(c) == 1:  # one operand (most expressions)
+        (only,) = c
         return only
-    return _Pratt(items).parse(0)[0]
+    return _Pratt(c[EXPR.items]).parse(0)[0]
 
 
 LABEL_CHECK = rule("label_check", "subject=postfix_expr labels=check_labels")

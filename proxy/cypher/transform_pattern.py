@@ -107,7 +107,8 @@ def pattern_part(c: list[Any]) -> PathPattern:
     else:
         elements = body.value
     variable = c[PATTERN_PART.variable]  # the first child when present, else the selector's
-    first = variable if variable is not None else c[PATTERN_PART.selector] or body
+    selector = c[PATTERN_PART.selector]
+    first = variable if variable is not None else body if selector is None else selector
     return PathPattern((first.span[0], body.span[1]), variable, elements, shortest)
 
 
