@@ -225,10 +225,26 @@ EXPR = rule("expr", "*items")
 
 @EXPR
 def expr(c: list[Any]) -> Any:
-    if len(c) == 1:  # one operand (most expressions)
+    if len(c) == 1:
         (only,) = c
-        return only
-    return _Pratt(c[EXPR.items]).parse(0)[0]
+        if type(only) is not Part:  # one operand without postfix predicates (most expressions)
+            return only
+    items: list[Any] = []
+    for item in c[EXPR.items]:  # an operand's postfix predicates follow it, flat
+        if type(item) is Part and item.kind == "operand":
+            items += item.value
+        else:
+            items.append(item)
+    return _Pratt(items).parse(0)[0]
+
+
+OPERAND = rule("operand", "subject=label_expr_check *suffixes")
+
+
+@OPERAND
+def operand(c: list[Any]) -> Part:
+    """An operand with its postfix predicates (`x IS NULL`): expr arranges them by precedence."""
+    return Part("operand", c, span_of(c))
 
 
 LABEL_CHECK = rule("label_check", "subject=postfix_expr labels=check_labels")
