@@ -1,7 +1,7 @@
 """What scope resolution (`query_guard.cypher.scopes.resolve`) knows about a query: one `Scope` per
 stretch of the query (its bound variables and their certain labels) and `Scopes`, the answers
-rules ask for (`labels(node)`, `scope_of(node)`), and `conjuncts`, the parts of a WHERE that
-facts come from."""
+rules ask for (`labels(node)`, `scope_of(node)`), `conjuncts`, the parts of a WHERE that facts
+come from, and `subclasses`, to sort node classes."""
 
 from __future__ import annotations
 
@@ -100,4 +100,12 @@ def conjuncts(expr: Expr) -> list[Expr]:
             stack.append(e.left)
         else:
             out.append(e)
+    return out
+
+
+def subclasses(cls: type) -> list[type]:
+    """`cls` and every class derived from it so far."""
+    out = [cls]
+    for sub in cls.__subclasses__():
+        out += subclasses(sub)
     return out

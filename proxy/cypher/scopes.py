@@ -47,7 +47,7 @@ from query_guard.cypher.ast import (
     With,
 )
 from query_guard.cypher.ast_conditional import Conditional, NextChain
-from query_guard.cypher.scope_table import Scope, Scopes, certain_labels, conjuncts
+from query_guard.cypher.scope_table import Scope, Scopes, certain_labels, conjuncts, subclasses
 
 __all__ = ["Scopes", "resolve"]
 
@@ -58,16 +58,9 @@ _SPECIAL = (
 )  # fmt: skip
 
 
-def _subclasses(cls: type) -> list[type]:
-    out = [cls]
-    for sub in cls.__subclasses__():
-        out += _subclasses(sub)
-    return out
-
-
 # the node classes defined by now that are none of `_SPECIAL` (a class defined later takes the
 # general path, which reaches the same answer)
-_PLAIN = frozenset(c for c in _subclasses(Node) if not issubclass(c, _SPECIAL))
+_PLAIN = frozenset(c for c in subclasses(Node) if not issubclass(c, _SPECIAL))
 
 
 def resolve(tree: Script | Query) -> Scopes:
@@ -97,8 +90,9 @@ class _Resolver:
         imports: dict[str, frozenset[str]] | None = None,
     ) -> dict[str, frozenset[str]]:
         """Resolve a query; returns the labels of the variables its RETURN hands back."""
-        branches = query.branches if isinstance(query, UnionQuery) else [query]
-        results = [self.single(b, outer, sees_outer, imports) for b in branches]
+        if not isinstance(query, UnionQuery):
+            return self.single(query, outer, sees_outer, imports)
+        results = [self.single(b, outer, sees_outer, imports) for b in query.branches]
         out = results[0]
         for other in results[1:]:  # a UNION only guarantees what every branch guarantees
             out = {k: v & other[k] for k, v in out.items() if k in other}
@@ -329,8 +323,10 @@ class _Resolver:
     # ---------------------------------------------------------------- expressions
 
     def expr(self, root: Node, scope: Scope) -> None:
-        if type(root) is Variable:  # a lone variable (most projected items): no stack
-            self.occurrences.setdefault(root, (scope, root.name))
+        if type(root) is PropertyLookup:  # `n.key` (most projected items): its subject
+            root = root.subject  # type: ignore[attr-defined]
+        if type(root) is Variable:  # a lone variable: no stack
+            self.occurrences.setdefault(root, (scope, root.name))  # type: ignore[attr-defined]
             return
         stack: list[Node] = [root]
         while stack:

@@ -33,13 +33,11 @@ from query_guard.cypher.build_parts import (
     Paren,
     Part,
     dotted_name,
-    end_of,
     ex,
     exprs,
     in_binding,
     parse_int,
     span_of,
-    start_of,
     tok_span,
     unescape_name,
     unescape_string,
@@ -48,6 +46,9 @@ from query_guard.cypher.transform_predicates import apply_suffix
 
 
 def _op_text(toks: list[Token]) -> str:
+    if len(toks) == 1:  # one token (all but STARTS WITH / ENDS WITH)
+        text = toks[0].value
+        return text.upper() if text[0].isalpha() else "<>" if text == "!=" else text
     text = " ".join(t.value.upper() if t.value[0].isalpha() else t.value for t in toks)
     return "<>" if text == "!=" else text
 
@@ -92,8 +93,9 @@ class _Pratt:
             operand, _, end = self.parse(power)
             start = item.start_pos
             left = UnaryOp((start, end), _op_text([item]), operand)
-        else:
-            left, start, end = ex(item), start_of(item), end_of(item)
+        else:  # an operand: a node or a Paren
+            start, end = item.span
+            left = item.expr if type(item) is Paren else item
         while self.pos < len(items):
             tok = items[self.pos]
             if type(tok) is Part:  # a postfix predicate: IS [NOT] NULL, IS :: T, IS Label, …

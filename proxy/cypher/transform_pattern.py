@@ -143,17 +143,14 @@ REL_DETAIL = rule(
 
 
 @REL_DETAIL
-def rel_detail(c: list[Any]) -> Part:
-    return Part(
-        "detail",
-        (
-            c[REL_DETAIL.variable],
-            c[REL_DETAIL.types],
-            c[REL_DETAIL.length],
-            c[REL_DETAIL.properties],
-            c[REL_DETAIL.where],
-        ),
-        (0, 0),
+def rel_detail(c: list[Any]) -> tuple[Any, ...]:
+    """What rel_bracket reads: (variable, types, length, properties, where)."""
+    return (
+        c[REL_DETAIL.variable],
+        c[REL_DETAIL.types],
+        c[REL_DETAIL.length],
+        c[REL_DETAIL.properties],
+        c[REL_DETAIL.where],
     )
 
 
@@ -171,7 +168,7 @@ def rel_bracket(c: list[Any]) -> RelPattern:
     left_len = 2 if opener.type == "LARROW_BRACKET" else 1
     right_len = 2 if closer.type == "ARROW_RIGHT" else 1
     direction = "both" if left_len == right_len else "out" if right_len == 2 else "in"
-    variable, types, length, properties, where = c[REL_BRACKET.detail].value
+    variable, types, length, properties, where = c[REL_BRACKET.detail]
     quantifier = c[REL_BRACKET.quantifier]
     end = closer.end_pos if quantifier is None else quantifier.span[1]
     return RelPattern(
