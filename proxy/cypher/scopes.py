@@ -283,11 +283,12 @@ class _Resolver:
     def element(self, element: Node, scope: Scope, facts: bool) -> None:
         if isinstance(element, NodePattern):
             var = element.variable
-            if var is not None:
-                self.binder(var, scope)
-                self.occurrences[element] = (scope, var.name)
+            if var is not None:  # `binder(var, scope)`, inline (hot path)
+                name = var.name
+                scope.bind(name)
+                self.occurrences[var] = self.occurrences[element] = (scope, name)
                 if facts:
-                    scope.add(var.name, certain_labels(element.labels))
+                    scope.add(name, certain_labels(element.labels))
             else:
                 self.occurrences[element] = (scope, None)
             if element.properties is not None or element.where is not None:

@@ -27,7 +27,7 @@ from query_guard.cypher.ast import (
     With,
 )
 from query_guard.cypher.build_children import Rules
-from query_guard.cypher.build_parts import Paren, Part, ex, has, span_of, tok_span
+from query_guard.cypher.build_parts import Paren, Part, ex, span_of, tok_span
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
 _ADMIN_WORDS = frozenset(
@@ -84,6 +84,9 @@ START = rule("start", "*statements")
 
 @START
 def start(c: list[Any]) -> Script:
+    if len(c) == 1:  # one statement, no `;`
+        (only,) = c
+        return Script(only.span, [only])
     return Script(span_of(c), [x for x in c[START.statements] if not isinstance(x, Token)])
 
 
@@ -213,8 +216,13 @@ def projection_items(c: list[Any]) -> Part:
         (only,) = c
         if type(only) is ProjectionItem:  # one item (most projections)
             return Part("items", (False, [only]), only.span)
-    items = [x for x in c[PROJECTION_ITEMS.items] if isinstance(x, ProjectionItem)]
-    return Part("items", (has(c[PROJECTION_ITEMS.items], "STAR"), items), span_of(c))
+    every = c[PROJECTION_ITEMS.items]  # `*` (only ever first), items and commas
+    items = [x for x in every if type(x) is ProjectionItem]
+    first = every[0]
+    star = type(first) is not ProjectionItem  # the STAR token
+    start = first.start_pos if star else first.span[0]
+    end = items[-1].span[1] if items else first.end_pos
+    return Part("items", (star, items), (start, end))
 
 
 SORT_ITEM = rule("sort_item", "expr direction=sort_dir?")

@@ -34,6 +34,8 @@ _BARE_ARROWS = {
 
 def _check_elements(elements: list[PatternElement], span: tuple[int, int]) -> None:
     """Nodes and relationships alternate; quantified paths may also sit next to nodes."""
+    if len(elements) == 1 and type(elements[0]) is NodePattern:  # `(n)` (the most common)
+        return
     if isinstance(elements[0], RelPattern) or isinstance(elements[-1], RelPattern):
         raise BuildError("a pattern must start and end with a node", span)
     for left, right in pairwise(elements):
