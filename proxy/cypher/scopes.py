@@ -11,12 +11,14 @@ NEXT what the part before returns; subqueries and comprehensions see the outer s
 from __future__ import annotations
 
 from query_guard.cypher.ast import (
+    BinaryOp,
     CallProcedure,
     CallSubquery,
     Create,
     Delete,
     Expr,
     Foreach,
+    FunctionCall,
     LabelCheck,
     ListComprehension,
     LoadCsv,
@@ -58,8 +60,7 @@ _SPECIAL = (
 )  # fmt: skip
 
 
-# the node classes defined by now that are none of `_SPECIAL` (a class defined later takes the
-# general path, which reaches the same answer)
+# node classes defined by now that are none of `_SPECIAL` (a later one: the general path, same)
 _PLAIN = frozenset(c for c in subclasses(Node) if not issubclass(c, _SPECIAL))
 
 
@@ -335,6 +336,10 @@ class _Resolver:
             cls = type(node)
             if cls is PropertyLookup:  # `n.key` (hot path): the subject is its only child
                 stack.append(node.subject)  # type: ignore[attr-defined]
+            elif cls is BinaryOp:  # its children, as `children()` lists them (hot path)
+                stack += (node.left, node.right)  # type: ignore[attr-defined]
+            elif cls is FunctionCall:
+                stack += node.args  # type: ignore[attr-defined]
             elif cls in _PLAIN:  # most nodes: only their children matter (hot path)
                 stack.extend(node.children())
             elif isinstance(node, Variable):
