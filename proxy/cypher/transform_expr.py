@@ -113,7 +113,11 @@ class _Pratt:
                 last = items[self.pos]
             self.pos += 1
             right, _, end = self.parse(power + 1)
-            op = _op_text([tok, last] if last is not tok else [tok])
+            if last is tok:  # one token: `_op_text([tok])`, inline (hot path)
+                op = tok.value
+                op = op.upper() if op[0].isalpha() else "<>" if op == "!=" else op
+            else:
+                op = _op_text([tok, last])
             left = BinaryOp((start, end), op, left, right, (tok.start_pos, last.end_pos))
         return left, start, end
 

@@ -32,9 +32,13 @@ _BARE_ARROWS = {
 }
 
 
+_ONE_HOP = (NodePattern, RelPattern, NodePattern)
+
+
 def _check_elements(elements: list[PatternElement], span: tuple[int, int]) -> None:
     """Nodes and relationships alternate; quantified paths may also sit next to nodes."""
-    if len(elements) == 1 and type(elements[0]) is NodePattern:  # `(n)` (the most common)
+    kinds = tuple(map(type, elements))
+    if kinds == (NodePattern,) or kinds == _ONE_HOP:  # `(n)`, `(a)-[r]->(b)` (the most common)
         return
     if isinstance(elements[0], RelPattern) or isinstance(elements[-1], RelPattern):
         raise BuildError("a pattern must start and end with a node", span)
