@@ -235,6 +235,10 @@ def expr(c: list[Any]) -> Any:
         (only,) = c
         if type(only) is not Part:  # one operand without postfix predicates (most expressions)
             return only
+    if len(c) == 3:
+        left, tok, right = c
+        if type(tok) is Token and _plain_operand(left) and _plain_operand(right):
+            return _binary(left, tok, right)  # `a OP b` (the most common), as _Pratt builds it
     items: list[Any] = []
     for item in c[EXPR.items]:  # an operand's postfix predicates follow it, flat
         if type(item) is Part and item.kind == "operand":
@@ -242,6 +246,24 @@ def expr(c: list[Any]) -> Any:
         else:
             items.append(item)
     return _Pratt(items).parse(0)[0]
+
+
+def _plain_operand(item: Any) -> bool:
+    """An operand without prefix operators or postfix predicates: a node or a Paren."""
+    return type(item) is not Token and type(item) is not Part
+
+
+def _binary(left: Any, tok: Token, right: Any) -> BinaryOp:
+    """`left tok right` with one infix token: the BinaryOp `_Pratt` builds for it."""
+    op = tok.value
+    op = op.upper() if op[0].isalpha() else "<>" if op == "!=" else op
+    return BinaryOp(
+        (left.span[0], right.span[1]),
+        op,
+        left.expr if type(left) is Paren else left,
+        right.expr if type(right) is Paren else right,
+        (tok.start_pos, tok.end_pos),
+    )
 
 
 OPERAND = rule("operand", "subject=label_expr_check *suffixes")
