@@ -197,14 +197,22 @@ def use_clause(c: list[Any]) -> OtherClause:
 # ---------------------------------------------------------------- projections
 
 
-PROJECTION_ITEM = rule("projection_item", "expr AS? variable?")
+PROJECTION_ITEM = rule("projection_item", "expr")
 
 
 @PROJECTION_ITEM
 def projection_item(c: list[Any]) -> ProjectionItem:
-    expr, alias = c[PROJECTION_ITEM.expr], c[PROJECTION_ITEM.variable]  # nodes or a Paren
-    span = expr.span if alias is None else (expr.span[0], alias.span[1])
-    return ProjectionItem(span, expr.expr if type(expr) is Paren else expr, alias)
+    expr = c[PROJECTION_ITEM.expr]  # a node or a Paren
+    return ProjectionItem(expr.span, expr.expr if type(expr) is Paren else expr, None)
+
+
+ALIASED_ITEM = rule("aliased_item", "expr AS variable")
+
+
+@ALIASED_ITEM
+def aliased_item(c: list[Any]) -> ProjectionItem:
+    expr, alias = c[ALIASED_ITEM.expr], c[ALIASED_ITEM.variable]
+    return ProjectionItem((expr.span[0], alias.span[1]), ex(expr), alias)
 
 
 PROJECTION_ITEMS = rule("projection_items", "*items")

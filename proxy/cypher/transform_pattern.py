@@ -37,9 +37,6 @@ _ONE_HOP = (NodePattern, RelPattern, NodePattern)
 
 def _check_elements(elements: list[PatternElement], span: tuple[int, int]) -> None:
     """Nodes and relationships alternate; quantified paths may also sit next to nodes."""
-    kinds = tuple(map(type, elements))
-    if kinds == (NodePattern,) or kinds == _ONE_HOP:  # `(n)`, `(a)-[r]->(b)` (the most common)
-        return
     if isinstance(elements[0], RelPattern) or isinstance(elements[-1], RelPattern):
         raise BuildError("a pattern must start and end with a node", span)
     for left, right in pairwise(elements):
@@ -73,7 +70,9 @@ PATH_ELEMENTS = rule("path_elements", "*elements")
 def path_elements(c: list[Any]) -> Part:
     elements = c[PATH_ELEMENTS.elements]  # nodes only, in a list of their own (a slice)
     span = (elements[0].span[0], elements[-1].span[1])
-    _check_elements(elements, span)
+    kinds = tuple(map(type, elements))
+    if kinds != (NodePattern,) and kinds != _ONE_HOP:  # `(n)` and `(a)-[r]->(b)` are well formed
+        _check_elements(elements, span)
     return Part("elements", elements, span)
 
 
