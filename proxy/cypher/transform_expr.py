@@ -45,10 +45,15 @@ from query_guard.cypher.build_parts import (
 from query_guard.cypher.transform_predicates import apply_suffix
 
 
+def _op_word(tok: Token) -> str:
+    """One operator token's text: a keyword upper-cased, `!=` as `<>`."""
+    text = tok.value
+    return text.upper() if text[0].isalpha() else "<>" if text == "!=" else text
+
+
 def _op_text(toks: list[Token]) -> str:
     if len(toks) == 1:  # one token (all but STARTS WITH / ENDS WITH)
-        text = toks[0].value
-        return text.upper() if text[0].isalpha() else "<>" if text == "!=" else text
+        return _op_word(toks[0])
     text = " ".join(t.value.upper() if t.value[0].isalpha() else t.value for t in toks)
     return "<>" if text == "!=" else text
 
@@ -113,11 +118,7 @@ class _Pratt:
                 last = items[self.pos]
             self.pos += 1
             right, _, end = self.parse(power + 1)
-            if last is tok:  # one token: `_op_text([tok])`, inline (hot path)
-                op = tok.value
-                op = op.upper() if op[0].isalpha() else "<>" if op == "!=" else op
-            else:
-                op = _op_text([tok, last])
+            op = _op_word(tok) if last is tok else _op_text([tok, last])
             left = BinaryOp((start, end), op, left, right, (tok.start_pos, last.end_pos))
         return left, start, end
 
@@ -255,11 +256,9 @@ def _plain_operand(item: Any) -> bool:
 
 def _binary(left: Any, tok: Token, right: Any) -> BinaryOp:
     """`left tok right` with one infix token: the BinaryOp `_Pratt` builds for it."""
-    op = tok.value
-    op = op.upper() if op[0].isalpha() else "<>" if op == "!=" else op
     return BinaryOp(
         (left.span[0], right.span[1]),
-        op,
+        _op_word(tok),
         left.expr if type(left) is Paren else left,
         right.expr if type(right) is Paren else right,
         (tok.start_pos, tok.end_pos),
