@@ -158,6 +158,8 @@ def unescape_string(text: str) -> str:
 
 
 def parse_int(text: str) -> int:
+    if text.isdigit() and (text[0] != "0" or len(text) == 1):  # plain decimal (most integers)
+        return int(text)
     text = text.replace("_", "")  # `1_000`, `0x_FF` (a decimal with one never starts with 0)
     low = text.lower()
     if low.startswith("0x"):

@@ -1,12 +1,15 @@
 """What scope resolution (`query_guard.cypher.scopes.resolve`) knows about a query: one `Scope` per
 stretch of the query (its bound variables and their certain labels) and `Scopes`, the answers
-rules ask for (`labels(node)`, `scope_of(node)`)."""
+rules ask for (`labels(node)`, `scope_of(node)`), `conjuncts`, the parts of a WHERE that facts
+come from, and `subclasses`, to sort node classes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from query_guard.cypher.ast import (
+    BinaryOp,
+    Expr,
     LabelAnd,
     LabelExpr,
     LabelName,
@@ -84,3 +87,25 @@ class Scopes:
         """An opaque id, equal for nodes in the same scope; None for nodes never seen."""
         found = self._occurrences.get(node)
         return None if found is None else found[0].id
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    """The AND-conjoined parts of a WHERE, left to right."""
+    out: list[Expr] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, BinaryOp) and e.op == "AND":
+            stack.append(e.right)
+            stack.append(e.left)
+        else:
+            out.append(e)
+    return out
+
+
+def subclasses(cls: type) -> list[type]:
+    """`cls` and every class derived from it so far."""
+    out = [cls]
+    for sub in cls.__subclasses__():
+        out += subclasses(sub)
+    return out

@@ -18,6 +18,7 @@ from query_guard.cypher.ast import (
     Delete,
     Expr,
     Foreach,
+    FunctionCall,
     LabelCheck,
     ListComprehension,
     LoadCsv,
@@ -31,6 +32,7 @@ from query_guard.cypher.ast import (
     PatternComprehension,
     PatternPredicate,
     Projection,
+    PropertyLookup,
     QuantifiedPath,
     Query,
     RelPattern,
@@ -47,7 +49,7 @@ from query_guard.cypher.ast import (
     With,
 )
 from query_guard.cypher.ast_conditional import Conditional, NextChain
-from query_guard.cypher.scope_table import Scope, Scopes, certain_labels
+from query_guard.cypher.scope_table import Scope, Scopes, certain_labels, conjuncts, subclasses
 
 __all__ = ["Scopes", "resolve"]
 
@@ -55,19 +57,11 @@ _LOCAL_BINDERS = frozenset({"all", "any", "none", "single", "filter", "extract"}
 # what `_Resolver.expr` treats specially: every other class of node it only descends into
 _SPECIAL = (
     Variable, PatternPredicate, ListComprehension, OtherExpr, PatternComprehension, SubqueryExpr
-)
+)  # fmt: skip
 
 
-def _subclasses(cls: type) -> list[type]:
-    out = [cls]
-    for sub in cls.__subclasses__():
-        out += _subclasses(sub)
-    return out
-
-
-# the node classes defined by now that are none of `_SPECIAL` (a class defined later takes the
-# general path, which reaches the same answer)
-_PLAIN = frozenset(c for c in _subclasses(Node) if not issubclass(c, _SPECIAL))
+# node classes defined by now that are none of `_SPECIAL` (a later one: the general path, same)
+_PLAIN = frozenset(c for c in subclasses(Node) if not issubclass(c, _SPECIAL))
 
 
 def resolve(tree: Script | Query) -> Scopes:
@@ -97,8 +91,9 @@ class _Resolver:
         imports: dict[str, frozenset[str]] | None = None,
     ) -> dict[str, frozenset[str]]:
         """Resolve a query; returns the labels of the variables its RETURN hands back."""
-        branches = query.branches if isinstance(query, UnionQuery) else [query]
-        results = [self.single(b, outer, sees_outer, imports) for b in branches]
+        if not isinstance(query, UnionQuery):
+            return self.single(query, outer, sees_outer, imports)
+        results = [self.single(b, outer, sees_outer, imports) for b in query.branches]
         out = results[0]
         for other in results[1:]:  # a UNION only guarantees what every branch guarantees
             out = {k: v & other[k] for k, v in out.items() if k in other}
@@ -167,12 +162,15 @@ class _Resolver:
 
     def ordering(self, clause: Projection, old: Scope, new: Scope | None) -> None:
         # ORDER BY sees the projected names first, then the names before the projection
-        view = self.new_scope(old)
-        if new is not None:
-            view.bound = new.bound
-            view.facts = new.facts
-        for item in clause.order_by:
-            self.expr(item.expr, view)
+        if clause.order_by:
+            view = self.new_scope(old)
+            if new is not None:
+                view.bound = new.bound
+                view.facts = new.facts
+            for item in clause.order_by:
+                self.expr(item.expr, view)
+        else:  # no view needed; its id is still taken, so scope ids stay what they were
+            self._next_id += 1
         for expr in (clause.skip, clause.limit):
             if expr is not None:
                 self.expr(expr, old)
@@ -286,18 +284,21 @@ class _Resolver:
     def element(self, element: Node, scope: Scope, facts: bool) -> None:
         if isinstance(element, NodePattern):
             var = element.variable
-            if var is not None:
-                self.binder(var, scope)
-                self.occurrences[element] = (scope, var.name)
+            if var is not None:  # `binder(var, scope)`, inline (hot path)
+                name = var.name
+                scope.bind(name)
+                self.occurrences[var] = self.occurrences[element] = (scope, name)
                 if facts:
-                    scope.add(var.name, certain_labels(element.labels))
+                    scope.add(name, certain_labels(element.labels))
             else:
                 self.occurrences[element] = (scope, None)
-            self._inner_exprs(element, scope)
+            if element.properties is not None or element.where is not None:
+                self._inner_exprs(element, scope)
         elif isinstance(element, RelPattern):
             if element.variable is not None:
                 self.binder(element.variable, scope)
-            self._inner_exprs(element, scope)
+            if element.properties is not None or element.where is not None:
+                self._inner_exprs(element, scope)
         elif isinstance(element, QuantifiedPath):
             for inner in element.inner.elements:
                 self.element(inner, scope, facts)
@@ -312,7 +313,7 @@ class _Resolver:
 
     def condition(self, expr: Expr, scope: Scope) -> None:
         """A WHERE: its AND-conjoined label checks and patterns are facts for the scope."""
-        for conjunct in _conjuncts(expr):
+        for conjunct in conjuncts(expr):
             if isinstance(conjunct, LabelCheck) and isinstance(conjunct.subject, Variable):
                 scope.add(conjunct.subject.name, certain_labels(conjunct.labels))
                 self.occurrences[conjunct.subject] = (scope, conjunct.subject.name)
@@ -324,10 +325,22 @@ class _Resolver:
     # ---------------------------------------------------------------- expressions
 
     def expr(self, root: Node, scope: Scope) -> None:
+        if type(root) is PropertyLookup:  # `n.key` (most projected items): its subject
+            root = root.subject  # type: ignore[attr-defined]
+        if type(root) is Variable:  # a lone variable: no stack
+            self.occurrences.setdefault(root, (scope, root.name))  # type: ignore[attr-defined]
+            return
         stack: list[Node] = [root]
         while stack:
             node = stack.pop()
-            if type(node) in _PLAIN:  # most nodes: only their children matter (hot path)
+            cls = type(node)
+            if cls is PropertyLookup:  # `n.key` (hot path): the subject is its only child
+                stack.append(node.subject)  # type: ignore[attr-defined]
+            elif cls is BinaryOp:  # its children, as `children()` lists them (hot path)
+                stack += (node.left, node.right)  # type: ignore[attr-defined]
+            elif cls is FunctionCall:
+                stack += node.args  # type: ignore[attr-defined]
+            elif cls in _PLAIN:  # most nodes: only their children matter (hot path)
                 stack.extend(node.children())
             elif isinstance(node, Variable):
                 self.occurrences.setdefault(node, (scope, node.name))
@@ -384,16 +397,3 @@ class _Resolver:
             self.pattern(pattern, inner, facts=True)
         if node.where is not None:
             self.condition(node.where, inner)
-
-
-def _conjuncts(expr: Expr) -> list[Expr]:
-    out: list[Expr] = []
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, BinaryOp) and e.op == "AND":
-            stack.append(e.right)
-            stack.append(e.left)
-        else:
-            out.append(e)
-    return out

@@ -27,7 +27,7 @@ from query_guard.cypher.ast import (
     With,
 )
 from query_guard.cypher.build_children import Rules
-from query_guard.cypher.build_parts import Part, ex, has, span_of, tok_span
+from query_guard.cypher.build_parts import Paren, Part, ex, span_of, tok_span
 
 # words that continue the kind of an admin command: `SHOW ALL INDEXES`, `CREATE TEXT INDEX`
 _ADMIN_WORDS = frozenset(
@@ -84,6 +84,9 @@ START = rule("start", "*statements")
 
 @START
 def start(c: list[Any]) -> Script:
+    if len(c) == 1:  # one statement, no `;`
+        (only,) = c
+        return Script(only.span, [only])
     return Script(span_of(c), [x for x in c[START.statements] if not isinstance(x, Token)])
 
 
@@ -108,8 +111,8 @@ QUERY = rule("query", "first=single_query *unions")
 
 @QUERY
 def query(c: list[Any]) -> Query:
-    if not c[QUERY.unions]:
-        return c[QUERY.first]
+    if len(c) == 1:  # no UNION
+        return c[QUERY.first]  # type: ignore[no-any-return]
     branches = [x for x in c if isinstance(x, SingleQuery)]
     flags = [x.value for x in c if type(x) is Part]
     return UnionQuery(span_of(c), branches, flags)
@@ -128,7 +131,8 @@ SINGLE_QUERY = rule("single_query", "*clauses")
 
 @SINGLE_QUERY
 def single_query(c: list[Any]) -> SingleQuery:
-    return SingleQuery(span_of(c), list(c[SINGLE_QUERY.clauses]))
+    clauses = c[SINGLE_QUERY.clauses]  # clause nodes, in a list of their own (a slice)
+    return SingleQuery((clauses[0].span[0], clauses[-1].span[1]), clauses)
 
 
 SCHEMA_COMMAND = rule("schema_command", "*words")
@@ -193,12 +197,22 @@ def use_clause(c: list[Any]) -> OtherClause:
 # ---------------------------------------------------------------- projections
 
 
-PROJECTION_ITEM = rule("projection_item", "expr AS? variable?")
+PROJECTION_ITEM = rule("projection_item", "expr")
 
 
 @PROJECTION_ITEM
 def projection_item(c: list[Any]) -> ProjectionItem:
-    return ProjectionItem(span_of(c), ex(c[PROJECTION_ITEM.expr]), c[PROJECTION_ITEM.variable])
+    expr = c[PROJECTION_ITEM.expr]  # a node or a Paren
+    return ProjectionItem(expr.span, expr.expr if type(expr) is Paren else expr, None)
+
+
+ALIASED_ITEM = rule("aliased_item", "expr AS variable")
+
+
+@ALIASED_ITEM
+def aliased_item(c: list[Any]) -> ProjectionItem:
+    expr, alias = c[ALIASED_ITEM.expr], c[ALIASED_ITEM.variable]
+    return ProjectionItem((expr.span[0], alias.span[1]), ex(expr), alias)
 
 
 PROJECTION_ITEMS = rule("projection_items", "*items")
@@ -206,8 +220,17 @@ PROJECTION_ITEMS = rule("projection_items", "*items")
 
 @PROJECTION_ITEMS
 def projection_items(c: list[Any]) -> Part:
-    items = [x for x in c[PROJECTION_ITEMS.items] if isinstance(x, ProjectionItem)]
-    return Part("items", (has(c[PROJECTION_ITEMS.items], "STAR"), items), span_of(c))
+    if len(c) == 1:
+        (only,) = c
+        if type(only) is ProjectionItem:  # one item (most projections)
+            return Part("items", (False, [only]), only.span)
+    every = c[PROJECTION_ITEMS.items]  # `*` (only ever first), items and commas
+    items = [x for x in every if type(x) is ProjectionItem]
+    first = every[0]
+    star = type(first) is not ProjectionItem  # the STAR token
+    start = first.start_pos if star else first.span[0]
+    end = items[-1].span[1] if items else first.end_pos
+    return Part("items", (star, items), (start, end))
 
 
 SORT_ITEM = rule("sort_item", "expr direction=sort_dir?")
@@ -258,24 +281,34 @@ def _projection(r: Any, c: list[Any]) -> tuple[bool, bool, list[Any], list[Any]]
 
 @PROJECTION_BODY
 def projection_body(c: list[Any]) -> Part:
-    paging = (c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit])
-    return Part("projection", (*_projection(PROJECTION_BODY, c), *paging), span_of(c))
+    skip, limit = c[PROJECTION_BODY.skip], c[PROJECTION_BODY.limit]
+    distinct, items = c[PROJECTION_BODY.distinct], c[PROJECTION_BODY.items]
+    star, listed = items.value
+    order = c[PROJECTION_BODY.order]
+    # the span: from DISTINCT or the items to the last part present (all nodes or Parts)
+    last = limit if limit is not None else skip if skip is not None else order or items
+    span = (items.span[0] if distinct is None else distinct.start_pos, last.span[1])
+    value = (distinct is not None, star, listed, [] if order is None else order.value)
+    return Part("projection", (*value, skip, limit), span)
 
 
-WITH_CLAUSE = rule("with_clause", "WITH body=projection_body where?")
+WITH_CLAUSE = rule("with_clause", "kw=WITH body=projection_body where?")
 
 
 @WITH_CLAUSE
 def with_clause(c: list[Any]) -> With:
-    return With(span_of(c), *c[WITH_CLAUSE.body].value, where=c[WITH_CLAUSE.where])
+    body, where = c[WITH_CLAUSE.body], c[WITH_CLAUSE.where]
+    span = (c[WITH_CLAUSE.kw].start_pos, (body if where is None else where).span[1])
+    return With(span, *body.value, where=where)
 
 
-RETURN_CLAUSE = rule("return_clause", "RETURN body=projection_body")
+RETURN_CLAUSE = rule("return_clause", "kw=RETURN body=projection_body")
 
 
 @RETURN_CLAUSE
 def return_clause(c: list[Any]) -> Return:
-    return Return(span_of(c), *c[RETURN_CLAUSE.body].value)
+    body = c[RETURN_CLAUSE.body]
+    return Return((c[RETURN_CLAUSE.kw].start_pos, body.span[1]), *body.value)
 
 
 LIMITED_WITH = rule(

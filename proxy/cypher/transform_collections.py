@@ -24,6 +24,7 @@ from query_guard.cypher.build_children import Rules
 from query_guard.cypher.build_parts import (
     BracedMapProjection,
     BuildError,
+    Paren,
     Part,
     ex,
     exprs,
@@ -98,7 +99,9 @@ MAP_ENTRY = rule("map_entry", "key=symbolic_name COLON value=expr")
 @MAP_ENTRY
 def map_entry(c: list[Any]) -> Part:
     key: Part = c[MAP_ENTRY.key]
-    return Part("entry", (key.value, key.span, ex(c[MAP_ENTRY.value])), span_of(c))
+    value = c[MAP_ENTRY.value]  # a node or a Paren
+    span = (key.span[0], value.span[1])
+    return Part("entry", (key.value, key.span, value.expr if type(value) is Paren else value), span)
 
 
 MAP_LITERAL = rule("map_literal", "LBRACE *entries RBRACE")
@@ -106,7 +109,8 @@ MAP_LITERAL = rule("map_literal", "LBRACE *entries RBRACE")
 
 @MAP_LITERAL
 def map_literal(c: list[Any]) -> MapLiteral:
-    return MapLiteral(span_of(c), [p.value for p in c[MAP_LITERAL.entries] if type(p) is Part])
+    span = (c[MAP_LITERAL.lbrace].start_pos, c[MAP_LITERAL.rbrace].end_pos)
+    return MapLiteral(span, [p.value for p in c[MAP_LITERAL.entries] if type(p) is Part])
 
 
 PROJ_PROPERTY = rule("proj_property", "DOT key=symbolic_name")

@@ -33,13 +33,11 @@ from query_guard.cypher.build_parts import (
     Paren,
     Part,
     dotted_name,
-    end_of,
     ex,
     exprs,
     in_binding,
     parse_int,
     span_of,
-    start_of,
     tok_span,
     unescape_name,
     unescape_string,
@@ -47,7 +45,15 @@ from query_guard.cypher.build_parts import (
 from query_guard.cypher.transform_predicates import apply_suffix
 
 
+def _op_word(tok: Token) -> str:
+    """One operator token's text: a keyword upper-cased, `!=` as `<>`."""
+    text = tok.value
+    return text.upper() if text[0].isalpha() else "<>" if text == "!=" else text
+
+
 def _op_text(toks: list[Token]) -> str:
+    if len(toks) == 1:  # one token (all but STARTS WITH / ENDS WITH)
+        return _op_word(toks[0])
     text = " ".join(t.value.upper() if t.value[0].isalpha() else t.value for t in toks)
     return "<>" if text == "!=" else text
 
@@ -92,8 +98,9 @@ class _Pratt:
             operand, _, end = self.parse(power)
             start = item.start_pos
             left = UnaryOp((start, end), _op_text([item]), operand)
-        else:
-            left, start, end = ex(item), start_of(item), end_of(item)
+        else:  # an operand: a node or a Paren
+            start, end = item.span
+            left = item.expr if type(item) is Paren else item
         while self.pos < len(items):
             tok = items[self.pos]
             if type(tok) is Part:  # a postfix predicate: IS [NOT] NULL, IS :: T, IS Label, …
@@ -111,7 +118,7 @@ class _Pratt:
                 last = items[self.pos]
             self.pos += 1
             right, _, end = self.parse(power + 1)
-            op = _op_text([tok, last] if last is not tok else [tok])
+            op = _op_word(tok) if last is tok else _op_text([tok, last])
             left = BinaryOp((start, end), op, left, right, (tok.start_pos, last.end_pos))
         return left, start, end
 
@@ -128,7 +135,10 @@ SYMBOLIC_NAME = rule("symbolic_name", "name=NAME|ESCAPED_NAME")
 @SYMBOLIC_NAME
 def symbolic_name(c: list[Any]) -> Part:
     tok = c[SYMBOLIC_NAME.name]
-    return Part("name", unescape_name(tok.value), tok_span(tok))
+    name = tok.value
+    return Part(
+        "name", unescape_name(name) if name[0] == "`" else name, (tok.start_pos, tok.end_pos)
+    )
 
 
 VARIABLE = rule("variable", "name=NAME|ESCAPED_NAME")
@@ -137,7 +147,8 @@ VARIABLE = rule("variable", "name=NAME|ESCAPED_NAME")
 @VARIABLE
 def variable(c: list[Any]) -> Variable:
     tok = c[VARIABLE.name]
-    return Variable((tok.start_pos, tok.end_pos), unescape_name(tok.value))
+    name = tok.value
+    return Variable((tok.start_pos, tok.end_pos), unescape_name(name) if name[0] == "`" else name)
 
 
 KEYWORD_VARIABLE = rule("keyword_variable", "word=COUNT|EXISTS|COLLECT")
@@ -161,7 +172,8 @@ STRING = rule("string", "STRING")
 
 @STRING
 def string(c: list[Any]) -> Literal:
-    return Literal(tok_span(c[STRING.string]), "string", unescape_string(c[STRING.string].value))
+    tok = c[STRING.string]
+    return Literal((tok.start_pos, tok.end_pos), "string", unescape_string(tok.value))
 
 
 INTEGER = rule("integer", "INTEGER")
@@ -220,11 +232,46 @@ EXPR = rule("expr", "*items")
 
 @EXPR
 def expr(c: list[Any]) -> Any:
-    items = c[EXPR.items]
-    if len(items) == 1:
-        (only,) = items
-        return only
+    if len(c) == 1:
+        (only,) = c
+        if type(only) is not Part:  # one operand without postfix predicates (most expressions)
+            return only
+    if len(c) == 3:
+        left, tok, right = c
+        if type(tok) is Token and _plain_operand(left) and _plain_operand(right):
+            return _binary(left, tok, right)  # `a OP b` (the most common), as _Pratt builds it
+    items: list[Any] = []
+    for item in c[EXPR.items]:  # an operand's postfix predicates follow it, flat
+        if type(item) is Part and item.kind == "operand":
+            items += item.value
+        else:
+            items.append(item)
     return _Pratt(items).parse(0)[0]
+
+
+def _plain_operand(item: Any) -> bool:
+    """An operand without prefix operators or postfix predicates: a node or a Paren."""
+    return type(item) is not Token and type(item) is not Part
+
+
+def _binary(left: Any, tok: Token, right: Any) -> BinaryOp:
+    """`left tok right` with one infix token: the BinaryOp `_Pratt` builds for it."""
+    return BinaryOp(
+        (left.span[0], right.span[1]),
+        _op_word(tok),
+        left.expr if type(left) is Paren else left,
+        right.expr if type(right) is Paren else right,
+        (tok.start_pos, tok.end_pos),
+    )
+
+
+OPERAND = rule("operand", "subject=label_expr_check *suffixes")
+
+
+@OPERAND
+def operand(c: list[Any]) -> Part:
+    """An operand with its postfix predicates (`x IS NULL`): expr arranges them by precedence."""
+    return Part("operand", c, span_of(c))
 
 
 LABEL_CHECK = rule("label_check", "subject=postfix_expr labels=check_labels")
@@ -241,7 +288,11 @@ PROPERTY_LOOKUP = rule("property_lookup", "subject=postfix_expr DOT key=symbolic
 @PROPERTY_LOOKUP
 def property_lookup(c: list[Any]) -> PropertyLookup:
     key: Part = c[PROPERTY_LOOKUP.key]
-    return PropertyLookup(span_of(c), ex(c[PROPERTY_LOOKUP.subject]), key.value, key.span)
+    subject = c[PROPERTY_LOOKUP.subject]  # a node or a Paren: both have a span
+    span = (subject.span[0], key.span[1])
+    return PropertyLookup(
+        span, subject.expr if type(subject) is Paren else subject, key.value, key.span
+    )
 
 
 SUBSCRIPT = rule("subscript", "subject=postfix_expr LSQB index=expr RSQB")

@@ -27,8 +27,10 @@ LABEL_NAME = rule("label_name", "name=NAME|ESCAPED_NAME")
 
 @LABEL_NAME
 def label_name(c: list[Any]) -> LabelName:
-    span = tok_span(c[LABEL_NAME.name])
-    return LabelName(span, unescape_name(c[LABEL_NAME.name].value), span)
+    tok = c[LABEL_NAME.name]
+    span = (tok.start_pos, tok.end_pos)
+    name = tok.value
+    return LabelName(span, unescape_name(name) if name[0] == "`" else name, span)
 
 
 LABEL_WILDCARD = rule("label_wildcard", "PERCENT")
@@ -91,6 +93,10 @@ rule("check_or", "*items")(_label_or)
 
 def _node_labels(c: list[Any]) -> LabelExpr:
     """`:A:B` -> LabelAnd; a single `:A…` keeps its expression with the colon in its span."""
+    if len(c) == 2:  # `:A…` / `IS A…` (most labels): one expression after the word
+        word, only = c
+        only.span = (word.start_pos, only.span[1])  # a LabelName's own object: only this holds it
+        return only  # type: ignore[no-any-return]
     items = [x for x in c if isinstance(x, LabelExpr)]
     if len(items) > 1:
         return LabelAnd(span_of(c), items)

@@ -26,8 +26,11 @@ def match_clause(c: list[Any]) -> Match:
     pattern, where = c[MATCH_CLAUSE.pattern].value, c[MATCH_CLAUSE.where]
     mode = c[MATCH_CLAUSE.mode]
     hints = [h for h in c[MATCH_CLAUSE.hints] if isinstance(h, PlannerHint)]
-    if mode is None and not hints:
-        return Match(span_of(c), optional, pattern, where)
+    if mode is None and not hints:  # the span: from OPTIONAL or MATCH to the pattern or WHERE
+        first = c[MATCH_CLAUSE.optional]
+        first = c[MATCH_CLAUSE.match] if first is None else first
+        last = c[MATCH_CLAUSE.pattern] if where is None else where
+        return Match((first.start_pos, last.span[1]), optional, pattern, where)
     words = mode.value if mode is not None else ""
     return TunedMatch(span_of(c), optional, pattern, where, words, hints)
 

@@ -32,6 +32,9 @@ _BARE_ARROWS = {
 }
 
 
+_ONE_HOP = (NodePattern, RelPattern, NodePattern)
+
+
 def _check_elements(elements: list[PatternElement], span: tuple[int, int]) -> None:
     """Nodes and relationships alternate; quantified paths may also sit next to nodes."""
     if isinstance(elements[0], RelPattern) or isinstance(elements[-1], RelPattern):
@@ -54,7 +57,10 @@ PATTERN = rule("pattern", "*parts")
 
 @PATTERN
 def pattern(c: list[Any]) -> Part:
-    return Part("patterns", [x for x in c[PATTERN.parts] if isinstance(x, PathPattern)], span_of(c))
+    parts = c[PATTERN.parts]
+    if len(parts) == 1:  # one path (most patterns): a PathPattern, whose span is the pattern's
+        return Part("patterns", parts, parts[0].span)
+    return Part("patterns", [x for x in parts if isinstance(x, PathPattern)], span_of(c))
 
 
 PATH_ELEMENTS = rule("path_elements", "*elements")
@@ -62,9 +68,11 @@ PATH_ELEMENTS = rule("path_elements", "*elements")
 
 @PATH_ELEMENTS
 def path_elements(c: list[Any]) -> Part:
-    span = span_of(c)
-    elements = list(c[PATH_ELEMENTS.elements])
-    _check_elements(elements, span)
+    elements = c[PATH_ELEMENTS.elements]  # nodes only, in a list of their own (a slice)
+    span = (elements[0].span[0], elements[-1].span[1])
+    kinds = tuple(map(type, elements))
+    if kinds != (NodePattern,) and kinds != _ONE_HOP:  # `(n)` and `(a)-[r]->(b)` are well formed
+        _check_elements(elements, span)
     return Part("elements", elements, span)
 
 
@@ -103,7 +111,10 @@ def pattern_part(c: list[Any]) -> PathPattern:
         shortest, elements = body.value
     else:
         elements = body.value
-    return PathPattern(span_of(c), c[PATTERN_PART.variable], elements, shortest)
+    variable = c[PATTERN_PART.variable]  # the first child when present, else the selector's
+    selector = c[PATTERN_PART.selector]
+    first = variable if variable is not None else body if selector is None else selector
+    return PathPattern((first.span[0], body.span[1]), variable, elements, shortest)
 
 
 NODE_PATTERN = rule("node_pattern", "LPAR variable? labels=node_labels? properties? where? RPAR")
@@ -112,7 +123,7 @@ NODE_PATTERN = rule("node_pattern", "LPAR variable? labels=node_labels? properti
 @NODE_PATTERN
 def node_pattern(c: list[Any]) -> NodePattern:
     return NodePattern(
-        span_of(c),
+        (c[NODE_PATTERN.lpar].start_pos, c[NODE_PATTERN.rpar].end_pos),
         c[NODE_PATTERN.variable],
         c[NODE_PATTERN.labels],
         c[NODE_PATTERN.properties],
@@ -137,17 +148,14 @@ REL_DETAIL = rule(
 
 
 @REL_DETAIL
-def rel_detail(c: list[Any]) -> Part:
-    return Part(
-        "detail",
-        (
-            c[REL_DETAIL.variable],
-            c[REL_DETAIL.types],
-            c[REL_DETAIL.length],
-            c[REL_DETAIL.properties],
-            c[REL_DETAIL.where],
-        ),
-        (0, 0),
+def rel_detail(c: list[Any]) -> tuple[Any, ...]:
+    """What rel_bracket reads: (variable, types, length, properties, where)."""
+    return (
+        c[REL_DETAIL.variable],
+        c[REL_DETAIL.types],
+        c[REL_DETAIL.length],
+        c[REL_DETAIL.properties],
+        c[REL_DETAIL.where],
     )
 
 
@@ -164,10 +172,12 @@ def rel_bracket(c: list[Any]) -> RelPattern:
     start = opener.start_pos
     left_len = 2 if opener.type == "LARROW_BRACKET" else 1
     right_len = 2 if closer.type == "ARROW_RIGHT" else 1
-    direction = {(1, 2): "out", (2, 1): "in"}.get((left_len, right_len), "both")
-    variable, types, length, properties, where = c[REL_BRACKET.detail].value
+    direction = "both" if left_len == right_len else "out" if right_len == 2 else "in"
+    variable, types, length, properties, where = c[REL_BRACKET.detail]
+    quantifier = c[REL_BRACKET.quantifier]
+    end = closer.end_pos if quantifier is None else quantifier.span[1]
     return RelPattern(
-        span_of(c),
+        (start, end),
         variable,
         types,
         direction,
@@ -176,7 +186,7 @@ def rel_bracket(c: list[Any]) -> RelPattern:
         length,
         properties,
         where,
-        c[REL_BRACKET.quantifier],
+        quantifier,
     )
 
 
