@@ -43,13 +43,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADING = "## Compiled accelerator (branch accel)"
 FOLDERS = {"proxy": "", "plugins": "rules/", "grammars": "grammars/", "conf": "conf/"}
 DRIVER = ["cypher/lalr_driver.py", "cypher/lalr_filters.py", "cypher/lalr_lexer.py"]
-# not compiled in `cypher`: slotted dataclasses / classes (mypyc: no __slots__), the AST
-# dataclasses (mypyc fails on them), a surrogate literal, plan.py's mypy error in a fmt: skip
+# not compiled in `cypher`: modules with slotted classes (mypyc: no __slots__) and the AST
+# dataclasses (mypyc fails on them)
 LEFT_OUT = ("ast", "build_children", "build_parts", "lexical", "patterns", "scope_table",
             "transform_expr", "transform_show")  # fmt: skip
+# of guard/: not registry.py and hookspecs.py (pluggy markers), tree.py (the AST's base),
+# unsafe_chars.py (mypyc refuses its surrogate literals), plan.py (not on the per-query path)
 GUARD = ["guard/pipeline.py", "guard/hookcalls.py", "guard/caches.py", "guard/language.py"]
 CORPORA = ["cypherbench", "text2cypher", "parse:cypherbench", "parse:text2cypher"]
 
