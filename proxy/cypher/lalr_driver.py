@@ -41,8 +41,9 @@ __all__ = ["Fallback", "LalrDriver"]
 # callback: a one-symbol rule that passes its value through (lark's `?rule` inlining)
 _Action = int | tuple[int, Callable[[list[Any]], Any] | None, str]
 # where a run of one-value reductions ends (the top state), the callbacks it calls and the
-# action the lookahead has in that state
-_Run = tuple[int, tuple[Callable[[list[Any]], Any], ...], _Action | None]
+# loop's action for the lookahead in that state (a _LoopAction or None; Any: the two types
+# refer to each other)
+_Run = tuple[int, tuple[Callable[[list[Any]], Any], ...], Any]
 
 # what the loop reads: a shift, a one-value reduction's runs by the state below, a reduction
 _LoopAction = int | dict[int, _Run] | tuple[int, int, Callable[[list[Any]], Any], dict[int, int]]
@@ -91,16 +92,20 @@ def _lexer_table(lexers: dict[int, StateLexer], count: int) -> list[_LoopLexer |
     """Each state's lexer as the loop reads it (None for a state without one)."""
     built: dict[int, _LoopLexer] = {}
     words: dict[Any, dict[str, str]] = {}  # the words a keyword table has typed, by table
-    for entry in lexers.values():
+    # read through Any: the entries' identities say which states share a lexer, and code
+    # compiled by mypyc copies a fixed-length tuple it reads as its declared type
+    shared: dict[int, Any] = lexers
+    for entry in shared.values():
         if id(entry) in built:
             continue
         by_char, whole, ignore, newline, keywords, callbacks, after_space, literals = entry
         # a character alone a token: its terminal's name; a few plain strings: (string, name)s
-        by_char = {**by_char}
+        loop_by_char: dict[str, Callable[..., Any] | str | tuple[tuple[str, str], ...]]
+        loop_by_char = {**by_char}
         for char, strings in literals.items():
-            by_char[char] = strings[0][1] if len(strings) == 1 else strings  # type: ignore[assignment]
+            loop_by_char[char] = strings[0][1] if len(strings) == 1 else strings
         codes: dict[str, _Code] = {}
-        for name in whole.__self__.groupindex:
+        for name in whole.__self__.groupindex:  # type: ignore[attr-defined]
             lines = name in newline
             if name in ignore:
                 codes[name] = _FAIL if name in callbacks else _SKIP_LINES if lines else _SKIP
@@ -117,12 +122,12 @@ def _lexer_table(lexers: dict[int, StateLexer], count: int) -> list[_LoopLexer |
                 codes[name] = _LINES if lines else _PLAIN
         # the matcher for a space, when a lone space before one of `after_space` is skipped: a
         # bound method of its own (other characters may share the pattern, not the object)
-        space = None
+        space: Callable[..., Any] | None = None
         if after_space:
-            by_char = {**by_char, " ": by_char[" "].__self__.match}  # type: ignore[attr-defined]
-            space = by_char[" "]
-        built[id(entry)] = (by_char, whole, codes, space, after_space)
-    return [built[id(lexers[s])] if s in lexers else None for s in range(count)]
+            space = loop_by_char[" "].__self__.match  # type: ignore[union-attr]
+            loop_by_char = {**loop_by_char, " ": space}
+        built[id(entry)] = (loop_by_char, whole, codes, space, after_space)
+    return [built[id(shared[s])] if s in shared else None for s in range(count)]
 
 
 class Fallback(Exception):
@@ -194,7 +199,7 @@ class LalrDriver:
                 row[symbol] = {}
             else:
                 size, callback, origin = action  # type: ignore[misc]
-                row[symbol] = (-size, 1 - size, callback, self._gotos[origin])
+                row[symbol] = (-size, 1 - size, callback, self._gotos[origin])  # type: ignore[assignment]
         return row
 
     def parse(self, text: str, tokens: list[Token] | None = None) -> Any:
@@ -378,7 +383,7 @@ class LalrDriver:
         while True:
             action = actions[top].get(kind)
             if action is None or action.__class__ is int or action[0] != 1:  # type: ignore[index]
-                return top, tuple(calls), self._table[top].get(kind)  # type: ignore[return-value]
+                return top, tuple(calls), self._table[top].get(kind)
             if action[1] is not None:  # type: ignore[index]
                 calls.append(action[1])  # type: ignore[index]
             top = actions[below][action[2]]  # type: ignore[index,assignment]

@@ -167,7 +167,7 @@ def _state_lexer(
     callbacks = dict(lexer.callback)
     keywords = {name: _keywords(callback) for name, callback in callbacks.items()}
     first = next((t.name for t in terminals if " " in starts[t.name]), None)
-    after_space = frozenset()
+    after_space: frozenset[str] = frozenset()
     if first in lexer.ignore_types and first not in callbacks:
         after_space = _after_one(regexps[first], flags, " ")
     ignore, newline = lexer.ignore_types, lexer.newline_types
