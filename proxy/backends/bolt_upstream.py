@@ -92,6 +92,7 @@ class UpstreamConnection(asyncio.Protocol):
         self._greeting: asyncio.Future[bytes] = self._loop.create_future()
         self.silence: float | None = None  # seconds without a byte while a request waits
         self._watchdog: asyncio.TimerHandle | None = None
+        self._heard = 0.0  # loop time of the last write or byte read (the watchdog's start)
         self._silent = False
         # abandoned by the watchdog: replies still owed by the server (read and dropped)
         self.abandoned = False
@@ -178,19 +179,24 @@ class UpstreamConnection(asyncio.Protocol):
     # -- the silence watchdog -------------------------------------------------------------
 
     def _watch(self) -> None:
-        """(Re)arm the watchdog while a request waits; disarm it when none does."""
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
-        if self.silence and self._responses and not self.lost:
-            self._watchdog = self._loop.call_later(self.silence, self._fall_silent)
+        """Restart the silence bound (a write, a byte read) while a request waits. The timer
+        is not re-armed each time (a timer handle made and cancelled twice per query): it
+        runs from the first wait, and when it fires it sleeps again for what is left of the
+        bound since the last activity, and stands down when no request waits."""
+        self._heard = self._loop.time()
+        if self._watchdog is None and self.silence and self._responses and not self.lost:
+            self._watchdog = self._loop.call_at(self._heard + self.silence, self._fall_silent)
 
     def _fall_silent(self) -> None:
         """No byte for `silence` seconds: every waiting request fails with LIM.TIMEOUT now,
         and the connection stays open until the server has sent what it owes (it is most
         likely still running the query), then closes (`on_settled`)."""
         self._watchdog = None
-        if not self._responses or self.lost:
+        if not self._responses or self.lost or not self.silence:
+            return
+        due = self._heard + self.silence
+        if self._loop.time() < due:  # heard from since it was armed: the rest of the bound
+            self._watchdog = self._loop.call_at(due, self._fall_silent)
             return
         self._silent = True
         self.abandoned = True
@@ -273,8 +279,8 @@ class UpstreamConnection(asyncio.Protocol):
             return
         if used:
             del buf[:used]
-        if self._watchdog is not None:  # the server is alive: the whole bound again, or done
-            self._watch()
+        if self._watchdog is not None:  # the server is alive: the whole bound again
+            self._heard = self._loop.time()
 
     def _messages(self, buf: bytearray) -> int:
         """Dispatch every complete message in `buf`; returns the bytes consumed."""
