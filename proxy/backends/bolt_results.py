@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from query_guard.backend import BackendError, ResultSummary
 from query_guard.backends.bolt_upstream import UpstreamConnection, decode_record
 from query_guard.wire import bolt_messages as m
+from query_guard.wire.bolt_values import ValueCodec
 from query_guard.wire.packstream import Packed
 
 _NO_EXTRA = Packed.of({})
@@ -54,7 +55,7 @@ class RelayResult:
         conn = self._conn
         assert conn is not None
         run = conn.queue(m.RUN, [query, parameters or {}, extra])
-        self._pull = conn.queue(m.PULL, [_pull_extra(self._backend.fetch_size)], self._records)
+        self._pull = conn.queue_framed(_pull_message(self._backend.fetch_size), self._records)
         conn.flush()
         await self._reply(run)
         if not run.ok:
@@ -242,9 +243,11 @@ class RelayTransaction:
 
 
 @functools.lru_cache(maxsize=16)
-def _pull_extra(n: int) -> Packed:
-    """An auto-commit PULL's extra map `{n}`, packed once per fetch size."""
-    return Packed.of({"n": n})
+def _pull_message(n: int) -> bytes:
+    """An auto-commit PULL `{n}`, encoded and framed once per fetch size."""
+    out = bytearray()
+    m.encode_message(out, m.PULL, [{"n": n}], ValueCodec())
+    return bytes(out)
 
 
 def _summary(meta: dict[str, Any]) -> ResultSummary:

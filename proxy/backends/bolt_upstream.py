@@ -170,6 +170,18 @@ class UpstreamConnection(asyncio.Protocol):
         self._responses.append(response)
         return response
 
+    def queue_framed(self, message: bytes, records: list[bytes] | None = None) -> Response:
+        """`queue` for a request already encoded and framed (a constant one: the PULL of
+        an auto-commit result)."""
+        response = Response(self._loop.create_future(), records)
+        if self.lost:
+            response.tag = LOST
+            response.done.set_result(None)
+            return response
+        self._out += message
+        self._responses.append(response)
+        return response
+
     def flush(self) -> None:
         out, self._out = self._out, bytearray()
         if out and self.transport is not None and not self.lost:
