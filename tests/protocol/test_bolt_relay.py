@@ -20,7 +20,8 @@ from neo4j import exceptions as nex
 from query_guard.backend import BackendUnavailable, collect
 from query_guard.backends.arcadedb import ArcadeDBServer
 from query_guard.backends.bolt_relay import BoltRelayBackend
-from query_guard.backends.bolt_upstream import UpstreamConnection, decode_record
+from query_guard.backends.bolt_results import decode_record
+from query_guard.backends.bolt_upstream import UpstreamConnection
 from query_guard.backends.embedded import free_port
 from query_guard.build import build_guard
 from query_guard.config.load import parse_config
