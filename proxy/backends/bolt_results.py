@@ -9,9 +9,10 @@ import functools
 from typing import Any, Protocol
 
 from query_guard.backend import BackendError, ResultSummary
-from query_guard.backends.bolt_upstream import UpstreamConnection, decode_record
+from query_guard.backends.bolt_upstream import UpstreamConnection, multi_chunk
 from query_guard.wire import bolt_messages as m
-from query_guard.wire.packstream import Packed
+from query_guard.wire.bolt_values import ValueCodec
+from query_guard.wire.packstream import Packed, PackStreamError, Unpacker
 
 _NO_EXTRA = Packed.of({})
 REWIND_LIMIT = 16  # records a result remembers for `rewind` (the repair loop peeks at 2)
@@ -54,7 +55,7 @@ class RelayResult:
         conn = self._conn
         assert conn is not None
         run = conn.queue(m.RUN, [query, parameters or {}, extra])
-        self._pull = conn.queue(m.PULL, [_pull_extra(self._backend.fetch_size)], self._records)
+        self._pull = conn.queue_framed(_pull_message(self._backend.fetch_size), self._records)
         conn.flush()
         await self._reply(run)
         if not run.ok:
@@ -174,7 +175,17 @@ class RelayResult:
 
     def _end(self, meta: dict[str, Any]) -> None:
         self._more = False
-        self._summary = _summary(meta)
+        conn = self._conn
+        if conn is None:
+            self._summary = _summary(meta)
+        else:  # equal summaries share their metadata (and so their neutral summary)
+            known = conn.ends.get(id(meta))
+            if known is None or known[0] is not meta:
+                known = (meta, _summary(meta))
+                if len(conn.ends) >= 64:
+                    conn.ends.clear()
+                conn.ends[id(meta)] = known
+            self._summary = known[1]
         self._done()
 
     def _fail(self) -> None:
@@ -242,9 +253,11 @@ class RelayTransaction:
 
 
 @functools.lru_cache(maxsize=16)
-def _pull_extra(n: int) -> Packed:
-    """An auto-commit PULL's extra map `{n}`, packed once per fetch size."""
-    return Packed.of({"n": n})
+def _pull_message(n: int) -> bytes:
+    """An auto-commit PULL `{n}`, encoded and framed once per fetch size."""
+    out = bytearray()
+    m.encode_message(out, m.PULL, [{"n": n}], ValueCodec())
+    return bytes(out)
 
 
 def _summary(meta: dict[str, Any]) -> ResultSummary:
@@ -266,3 +279,24 @@ def _summary(meta: dict[str, Any]) -> ResultSummary:
 
 def _maps(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def record_body(wire: bytes) -> bytes:
+    """The message body of one framed RECORD (its chunks joined)."""
+    size = (wire[0] << 8) | wire[1]
+    if size + 4 == len(wire):
+        return wire[2:-2]
+    found = multi_chunk(bytearray(wire), 0, len(wire))
+    if found is None:
+        raise PackStreamError("truncated RECORD")
+    return found[1]
+
+
+def decode_record(wire: bytes, codec: ValueCodec) -> list[Any]:
+    """One framed RECORD as neutral values (graph types, temporal values hydrated)."""
+    unpacker = Unpacker(record_body(wire), codec.hydrate)
+    unpacker.structure_header()
+    values = unpacker.unpack(1)
+    if not isinstance(values, list):
+        raise PackStreamError("RECORD without a list of values")
+    return values

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from query_guard.backend import BackendError, BackendUnavailable
+from query_guard.backend import BackendError, BackendUnavailable, ResultSummary
 from query_guard.backends.bolt_codes import neo4j_code
 from query_guard.backends.limits import is_timeout, timeout_error
 from query_guard.wire import bolt_messages as m
@@ -88,10 +88,13 @@ class UpstreamConnection(asyncio.Protocol):
         self._responses: deque[Response] = deque()
         # summaries recur byte for byte (a RUN's fields, a read's PULL SUCCESS): decoded once
         self._summaries: dict[bytes, tuple[int, dict[str, Any]]] = {}
+        # what a result made of such a shared summary metadata (`bolt_results`), by its id
+        self.ends: dict[int, tuple[dict[str, Any], ResultSummary]] = {}
         self._loop = asyncio.get_running_loop()
         self._greeting: asyncio.Future[bytes] = self._loop.create_future()
         self.silence: float | None = None  # seconds without a byte while a request waits
         self._watchdog: asyncio.TimerHandle | None = None
+        self._heard = 0.0  # loop time of the last write or byte read (the watchdog's start)
         self._silent = False
         # abandoned by the watchdog: replies still owed by the server (read and dropped)
         self.abandoned = False
@@ -160,12 +163,19 @@ class UpstreamConnection(asyncio.Protocol):
 
     def queue(self, tag: int, fields: list[Any], records: list[bytes] | None = None) -> Response:
         """Append a request (sent by the next `flush()`); `records` collects its RECORDs."""
+        out = bytearray()
+        m.encode_message(out, tag, fields, self.codec)
+        return self.queue_framed(out, records)
+
+    def queue_framed(self, message: bytes, records: list[bytes] | None = None) -> Response:
+        """`queue` for a request already encoded and framed (a constant one: the PULL of
+        an auto-commit result)."""
         response = Response(self._loop.create_future(), records)
         if self.lost:
             response.tag = LOST
             response.done.set_result(None)
             return response
-        m.encode_message(self._out, tag, fields, self.codec)
+        self._out += message
         self._responses.append(response)
         return response
 
@@ -178,19 +188,24 @@ class UpstreamConnection(asyncio.Protocol):
     # -- the silence watchdog -------------------------------------------------------------
 
     def _watch(self) -> None:
-        """(Re)arm the watchdog while a request waits; disarm it when none does."""
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
-        if self.silence and self._responses and not self.lost:
-            self._watchdog = self._loop.call_later(self.silence, self._fall_silent)
+        """Restart the silence bound (a write, a byte read) while a request waits. The timer
+        is not re-armed each time (a timer handle made and cancelled twice per query): it
+        runs from the first wait, and when it fires it sleeps again for what is left of the
+        bound since the last activity, and stands down when no request waits."""
+        self._heard = self._loop.time()
+        if self._watchdog is None and self.silence and self._responses and not self.lost:
+            self._watchdog = self._loop.call_at(self._heard + self.silence, self._fall_silent)
 
     def _fall_silent(self) -> None:
         """No byte for `silence` seconds: every waiting request fails with LIM.TIMEOUT now,
         and the connection stays open until the server has sent what it owes (it is most
         likely still running the query), then closes (`on_settled`)."""
         self._watchdog = None
-        if not self._responses or self.lost:
+        if not self._responses or self.lost or not self.silence:
+            return
+        due = self._heard + self.silence
+        if self._loop.time() < due:  # heard from since it was armed: the rest of the bound
+            self._watchdog = self._loop.call_at(due, self._fall_silent)
             return
         self._silent = True
         self.abandoned = True
@@ -273,8 +288,8 @@ class UpstreamConnection(asyncio.Protocol):
             return
         if used:
             del buf[:used]
-        if self._watchdog is not None:  # the server is alive: the whole bound again, or done
-            self._watch()
+        if self._watchdog is not None:  # the server is alive: the whole bound again
+            self._heard = self._loop.time()
 
     def _messages(self, buf: bytearray) -> int:
         """Dispatch every complete message in `buf`; returns the bytes consumed."""
@@ -290,7 +305,7 @@ class UpstreamConnection(asyncio.Protocol):
                 body_start, after = pos + 2, stop + 2  # one chunk: the common case
                 body: bytes | bytearray | None = None
             else:
-                found = _multi_chunk(buf, pos, end)
+                found = multi_chunk(buf, pos, end)
                 if found is None:
                     break
                 after, body = found
@@ -361,7 +376,7 @@ class UpstreamConnection(asyncio.Protocol):
                 response.done.set_result(None)
 
 
-def _multi_chunk(buf: bytearray, pos: int, end: int) -> tuple[int, bytes] | None:
+def multi_chunk(buf: bytearray, pos: int, end: int) -> tuple[int, bytes] | None:
     """(end of the message, its body) for a message spanning several chunks, or None while
     it is incomplete."""
     body = bytearray()
@@ -375,24 +390,3 @@ def _multi_chunk(buf: bytearray, pos: int, end: int) -> tuple[int, bytes] | None
         body += buf[pos : pos + size]
         pos += size
     return None
-
-
-def record_body(wire: bytes) -> bytes:
-    """The message body of one framed RECORD (its chunks joined)."""
-    size = (wire[0] << 8) | wire[1]
-    if size + 4 == len(wire):
-        return wire[2:-2]
-    found = _multi_chunk(bytearray(wire), 0, len(wire))
-    if found is None:
-        raise PackStreamError("truncated RECORD")
-    return found[1]
-
-
-def decode_record(wire: bytes, codec: ValueCodec) -> list[Any]:
-    """One framed RECORD as neutral values (graph types, temporal values hydrated)."""
-    unpacker = Unpacker(record_body(wire), codec.hydrate)
-    unpacker.structure_header()
-    values = unpacker.unpack(1)
-    if not isinstance(values, list):
-        raise PackStreamError("RECORD without a list of values")
-    return values

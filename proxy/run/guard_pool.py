@@ -67,6 +67,17 @@ def parameter_problem(parameters: Mapping[str, Any], limits: GuardLimits) -> str
         )
     max_bytes, max_depth = limits.max_parameter_bytes, limits.max_parameter_depth
     size = 0
+    for key, value in parameters.items():  # flat text and numbers (most queries): no walk
+        kind = type(value)
+        if kind is str:
+            size += len(key) + len(value) + 7
+        elif kind is int or kind is float or kind is bool or value is None:
+            size += len(key) + 11
+        else:
+            break
+    else:
+        return _too_large(max_bytes) if max_bytes and size > max_bytes else None
+    size = 0
     stack: list[tuple[Any, int]] = [(v, 1) for v in parameters.values()]
     size += sum(len(k) + 2 for k in parameters)
     while stack:
@@ -88,11 +99,15 @@ def parameter_problem(parameters: Mapping[str, Any], limits: GuardLimits) -> str
         else:
             size += 9
         if max_bytes and size > max_bytes:
-            return (
-                f"the parameters are larger than {max_bytes} bytes "
-                "([limits] max_parameter_bytes). Send less data per query"
-            )
+            return _too_large(max_bytes)
     return None
+
+
+def _too_large(max_bytes: int) -> str:
+    return (
+        f"the parameters are larger than {max_bytes} bytes "
+        "([limits] max_parameter_bytes). Send less data per query"
+    )
 
 
 async def judge(

@@ -70,12 +70,14 @@ class Metrics:
             "query_guard_experience_feedback", "Feedback reports on query ids", ["outcome"],
             registry=r,
         )  # fmt: skip
-        # Per query, the hook only counts into plain dicts (`_counts`: increments by
-        # (metric, label values); `_observed`: durations by histogram and front); they reach
+        # Per query, the hook only counts the query's signature (`_seen`: labels, codes,
+        # durations; equal ones together), which becomes plain dicts (`_counts`: increments
+        # by (metric, label values); `_observed`: durations by histogram and front) and then
         # the prometheus-client metrics when scraped (`render`) or every APPLY_EVERY queries.
         # prometheus-client's `labels()`, `inc()` and `observe()` (argument checks, a lock
         # each, a walk over the buckets) cost more per query than the rest of this hook.
         self._counts: dict[tuple[Any, ...], float] = {}
+        self._seen: dict[tuple[Any, ...], int] = {}  # query signatures (`__call__`) -> times
         self._observed: dict[tuple[Any, str], list[float]] = {}
         self._children: dict[tuple[Any, ...], Any] = {}
         self._queued = 0
@@ -91,46 +93,69 @@ class Metrics:
         self.connections.labels(front=front).set_function(count)
 
     def __call__(self, event: Mapping[str, Any]) -> None:
-        front = str(event.get("front") or "bolt")
-        language = str(event.get("language") or "cypher")
-        verdict = str(event.get("action") or "error")
-        counts = self._counts
-        key: tuple[Any, ...] = (self.queries, front, language, verdict)
-        counts[key] = counts.get(key, 0) + 1
-        for code in event.get("codes") or ():
-            key = (self.findings, front, str(code))
-            counts[key] = counts.get(key, 0) + 1
-        repair = event.get("repair")
+        get = event.get
+        repair = get("repair")
         if repair:
-            key = (self.repair_attempts, front)
-            counts[key] = counts.get(key, 0) + len(repair)
-            repaired = event.get("repaired")  # set by fronts whose final text always differs
-            if repaired is None:
-                repaired = event.get("final_query") not in (None, event.get("query"))
-            if repaired:
-                key = (self.repairs, front)
-                counts[key] = counts.get(key, 0) + 1
-        error = event.get("error")
-        if error is not None and verdict != "block":
-            key = (self.errors, front, str(error))
-            counts[key] = counts.get(key, 0) + 1
-        guard_ms, backend_ms = event.get("guard_ms"), event.get("backend_ms")
-        if isinstance(guard_ms, int | float):
-            self._observe(self.guard_seconds, front, guard_ms / 1000)
-        if isinstance(backend_ms, int | float):
-            self._observe(self.backend_seconds, front, backend_ms / 1000)
+            self._repaired(event, str(get("front") or "bolt"), repair)
+        codes = get("codes")
+        # what the counters and histograms take of it; equal ones are counted together
+        key = (
+            get("front"), get("language"), get("action"), tuple(codes) if codes else (),
+            get("error"), get("guard_ms"), get("backend_ms"),
+        )  # fmt: skip
+        seen = self._seen
+        try:
+            seen[key] = seen.get(key, 0) + 1
+        except TypeError:  # a value that cannot be a dict key: counted on its own, now
+            self._count(key, 1)
         self._queued += 1
         if self._queued >= APPLY_EVERY:
             self.apply()
 
-    def _observe(self, histogram: Histogram, front: str, seconds: float) -> None:
+    def _repaired(self, event: Mapping[str, Any], front: str, repair: Any) -> None:
+        counts = self._counts
+        key: tuple[Any, ...] = (self.repair_attempts, front)
+        counts[key] = counts.get(key, 0) + len(repair)
+        repaired = event.get("repaired")  # set by fronts whose final text always differs
+        if repaired is None:
+            repaired = event.get("final_query") not in (None, event.get("query"))
+        if repaired:
+            key = (self.repairs, front)
+            counts[key] = counts.get(key, 0) + 1
+
+    def _count_seen(self) -> None:
+        """Turn the queued query signatures into counts and durations."""
+        seen, self._seen = self._seen, {}
+        for key, n in seen.items():
+            self._count(key, n)
+
+    def _count(self, signature: tuple[Any, ...], n: int) -> None:
+        front, language, action, codes, error, guard_ms, backend_ms = signature
+        counts = self._counts
+        front = str(front or "bolt")
+        verdict = str(action or "error")
+        key: tuple[Any, ...] = (self.queries, front, str(language or "cypher"), verdict)
+        counts[key] = counts.get(key, 0) + n
+        for code in codes:
+            key = (self.findings, front, str(code))
+            counts[key] = counts.get(key, 0) + n
+        if error is not None and verdict != "block":
+            key = (self.errors, front, str(error))
+            counts[key] = counts.get(key, 0) + n
+        if isinstance(guard_ms, int | float):
+            self._observe(self.guard_seconds, front, guard_ms / 1000, n)
+        if isinstance(backend_ms, int | float):
+            self._observe(self.backend_seconds, front, backend_ms / 1000, n)
+
+    def _observe(self, histogram: Histogram, front: str, seconds: float, times: int) -> None:
         values = self._observed.get((histogram, front))
         if values is None:
             values = self._observed[(histogram, front)] = []
-        values.append(seconds)
+        values += [seconds] * times
 
     def apply(self) -> None:
         """Hand what the hook counted to the prometheus-client metrics."""
+        self._count_seen()
         counts, self._counts = self._counts, {}
         observed, self._observed = self._observed, {}
         self._queued = 0

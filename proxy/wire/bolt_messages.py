@@ -94,11 +94,15 @@ def decode_request(data: bytes, codec: ValueCodec, max_values: int = 0) -> Reque
     so does one holding more than `max_values` PackStream values (0: no bound), refused
     before they are built (`LIM.MESSAGE_SIZE`).
     """
-    unpacker = Unpacker(data, codec.hydrate_parameter, budget=max_values)
-    try:
-        size, tag = unpacker.structure_header()
-    except PackStreamError as exc:
-        raise FramingError(f"message is not a structure: {exc}") from None
+    if len(data) >= 2 and data[0] >> 4 == 0xB:  # the structure header, read here
+        size, tag = data[0] & 0x0F, data[1]
+        unpacker = Unpacker(data, codec.hydrate_parameter, 2, max_values)
+    else:
+        unpacker = Unpacker(data, codec.hydrate_parameter, budget=max_values)
+        try:
+            size, tag = unpacker.structure_header()
+        except PackStreamError as exc:
+            raise FramingError(f"message is not a structure: {exc}") from None
     shape = _SHAPES.get(tag)
     if shape is None:
         raise FramingError(f"unknown message signature 0x{tag:02X}")

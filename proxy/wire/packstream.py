@@ -341,10 +341,23 @@ class Unpacker:
         if self.budget >= 0:
             self._spend(2 * size)
         out: dict[str, Any] = {}
+        data = self.data
         for _ in range(size):
-            key = self.unpack(depth + 1)
-            if type(key) is not str:
-                raise PackStreamError("map key is not a string")
+            pos = self.pos
+            marker = data[pos] if pos < len(data) else 0
+            if 0x80 <= marker < 0x90:  # a key of up to 15 bytes (nearly all): read here
+                end = pos + 1 + (marker & 0x0F)
+                if end > len(data):
+                    raise PackStreamError("truncated PackStream value")
+                try:
+                    key = str(data[pos + 1 : end], "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise PackStreamError("string is not valid UTF-8") from exc
+                self.pos = end
+            else:
+                key = self.unpack(depth + 1)
+                if type(key) is not str:
+                    raise PackStreamError("map key is not a string")
             out[key] = self.unpack(depth + 1)  # a repeated key: the last value wins
         return out
 

@@ -20,7 +20,8 @@ from neo4j import exceptions as nex
 from query_guard.backend import BackendUnavailable, collect
 from query_guard.backends.arcadedb import ArcadeDBServer
 from query_guard.backends.bolt_relay import BoltRelayBackend
-from query_guard.backends.bolt_upstream import UpstreamConnection, decode_record
+from query_guard.backends.bolt_results import decode_record
+from query_guard.backends.bolt_upstream import SILENT, UpstreamConnection
 from query_guard.backends.embedded import free_port
 from query_guard.build import build_guard
 from query_guard.config.load import parse_config
@@ -127,6 +128,62 @@ def test_equal_summaries_are_decoded_once_and_failures_still_need_a_reset() -> N
         assert first.ok and first.metadata == {"type": "r", "db": "movies"}
         assert second.metadata is first.metadata
         assert not failed.ok and failed.metadata["message"] == "no" and conn.needs_reset
+
+    asyncio.run(body())
+
+
+class _Wire:
+    """A transport that keeps what is written (no server: the test answers by hand)."""
+
+    def __init__(self) -> None:
+        self.sent = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.sent += data
+
+    def get_extra_info(self, name: str) -> None:
+        return None
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None: ...
+
+    def abort(self) -> None: ...
+
+
+def test_the_silence_watchdog_is_armed_once_for_many_replies_and_still_fires() -> None:
+    """Replies that keep coming do not make and cancel a timer each (one for the whole run);
+    a server that then says nothing still gets its waiting request cut off (SILENT)."""
+
+    async def body() -> None:
+        loop = asyncio.get_running_loop()
+        armed: list[float] = []
+        call_at = loop.call_at
+
+        def counting(when: float, callback: Any, *args: Any, **kw: Any) -> Any:
+            armed.append(when)
+            return call_at(when, callback, *args, **kw)
+
+        loop.call_at = counting  # type: ignore[method-assign]  # call_later goes through it
+        conn = UpstreamConnection()
+        conn.version = (5, 4)
+        conn._greeting.set_result(b"")
+        conn.connection_made(_Wire())  # type: ignore[arg-type]
+        conn.silence = 0.2
+        summary = bytearray()
+        m.frame(summary, packb(Structure(m.SUCCESS, [{"type": "r"}])))
+        for _ in range(20):
+            reply = conn.queue(m.PULL, [{"n": 10}], [])
+            conn.flush()
+            conn.data_received(bytes(summary))
+            await reply.done
+            assert reply.ok
+        assert len(armed) == 1
+        reply = conn.queue(m.PULL, [{"n": 10}], [])
+        conn.flush()
+        await reply.done  # nothing comes: the watchdog ends the wait
+        assert reply.tag == SILENT and conn.abandoned
 
     asyncio.run(body())
 

@@ -75,6 +75,8 @@ class Conversation:
         self.ctx = ctx
         self.version = version
         self.out = out
+        # replies go straight to the output's buffer (one call fewer per reply)
+        self.write: Callable[[bytes | bytearray], None] = out.write
         self.client = client
         self.connection_id = connection_id
         self.codec = ValueCodec(element_ids=version >= (5, 0), utc=version >= (5, 0))
@@ -100,9 +102,6 @@ class Conversation:
         return self.state in (State.TX_READY, State.TX_STREAMING)
 
     # -- replies --------------------------------------------------------------------------
-
-    def write(self, data: bytes | bytearray) -> None:
-        self.out.write(data)
 
     def success(self, metadata: dict[str, Any] | None = None) -> None:
         self.write(m.success(metadata, self.codec) if metadata else m.SUCCESS_EMPTY)
