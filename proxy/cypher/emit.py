@@ -29,7 +29,6 @@ import string
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import fields
-from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +73,6 @@ _SIMPLE_ESCAPES = {
     "\b": "\\b",
     "\f": "\\f",
 }
-_TYPE = attrgetter("type")
 _ASCII_SPECIAL = re.compile(r"[\\'\x00-\x1f\x7f]")
 # written as \uXXXX: control characters (a NUL or a \x85 must not reach a C or Java lexer raw)
 # and lone surrogates (not encodable). Everything else, invisible or not, is written as itself:
@@ -304,7 +302,7 @@ def _refuse_admin(query: CypherQuery) -> None:
     is the client's raw text), so a query holding one is refused (plugins/admin_commands.py
     blocks them first, with SEC.ADMIN)."""
     coarse = (type(node) is ast.SchemaCommand for node in query.find(ast.SchemaCommand))
-    if "SCHEMA_REST" in map(_TYPE, query.tokens) or any(coarse):
+    if "SCHEMA_REST" in query.token_types or any(coarse):
         raise Unforwardable(
             "administration commands (databases, users, roles, privileges, aliases, servers) "
             "are never forwarded by the proxy; run them on the database directly"

@@ -3,7 +3,7 @@ shared by every rule (the node index, scope resolution)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TypeVar
@@ -29,6 +29,7 @@ class CypherQuery:
     _by_type: dict[type, list[ast.Node]] = field(default_factory=dict, repr=False)
     _found: dict[tuple[type, ...], list[ast.Node]] = field(default_factory=dict, repr=False)
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
+    _token_types: frozenset[str] | None = field(default=None, repr=False)
 
     @classmethod
     def parse(cls, text: str) -> CypherQuery:
@@ -41,6 +42,15 @@ class CypherQuery:
         if self._scopes is None:
             self._scopes = resolve(self.script)
         return self._scopes
+
+    @property
+    def token_types(self) -> frozenset[str]:
+        """The types of the tokens the parse consumed (computed once, shared by all rules): a
+        rule whose constructs all need a token of some type (a keyword, an arrow) can skip a
+        query that has none."""
+        if self._token_types is None:
+            self._token_types = frozenset([t.type for t in self.tokens])
+        return self._token_types
 
     @property
     def nodes(self) -> list[ast.Node]:
@@ -60,12 +70,16 @@ class CypherQuery:
             if len(types) == 1 and not types[0].__subclasses__():
                 found = by_type.get(types[0], [])  # a class without subclasses: its own list
             else:
-                table = _matching(types)
-                found = []
-                for cls, ns in by_type.items():
-                    hit = table.get(cls)
-                    if hit if hit is not None else issubclass(cls, types):
-                        found += ns
+                matching, known = _matching(types)
+                hits = by_type.keys() & matching  # set operations: no loop over the classes
+                if len(by_type.keys() & known) < len(by_type):  # a class defined since: ask each
+                    found = [n for cls, ns in by_type.items() if issubclass(cls, types) for n in ns]
+                elif len(hits) == 1:  # one class present: its own list
+                    found = by_type[next(iter(hits))]
+                elif hits:  # several: in the order they first occur
+                    found = [n for cls, ns in by_type.items() if cls in hits for n in ns]
+                else:
+                    found = []
             self._found[types] = found
         return iter(found)  # type: ignore[arg-type]
 
@@ -96,10 +110,10 @@ class CypherQuery:
 
 
 @cache
-def _matching(types: tuple[type, ...]) -> Mapping[type, bool]:
-    """`issubclass(cls, types)` for every node class defined by now, asked once per `types`
-    (`find` asks the others, defined later, directly). A plain dict, never changed: the
-    cheapest to ask."""
+def _matching(types: tuple[type, ...]) -> tuple[frozenset[type], frozenset[type]]:
+    """(the node classes defined by now that are subclasses of `types`, every node class
+    defined by now), asked once per `types` (`find` asks about classes defined later directly).
+    Never changed once made."""
     classes: set[type] = set()
     todo: list[type] = [ast.Node]
     while todo:
@@ -107,4 +121,4 @@ def _matching(types: tuple[type, ...]) -> Mapping[type, bool]:
         if cls not in classes:
             classes.add(cls)
             todo += cls.__subclasses__()
-    return {cls: issubclass(cls, types) for cls in classes}
+    return frozenset(c for c in classes if issubclass(c, types)), frozenset(classes)
