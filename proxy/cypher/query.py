@@ -30,6 +30,7 @@ class CypherQuery:
     _found: dict[tuple[type, ...], list[ast.Node]] = field(default_factory=dict, repr=False)
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
     _token_types: frozenset[str] | None = field(default=None, repr=False)
+    _known: bool | None = field(default=None, repr=False)  # every node class in _NODE_CLASSES
 
     @classmethod
     def parse(cls, text: str) -> CypherQuery:
@@ -67,14 +68,15 @@ class CypherQuery:
             if self._nodes is None:  # the index, built on first use
                 self._nodes, self._by_type = index(self.script)  # type: ignore[assignment]
             by_type = self._by_type
-            if len(types) == 1 and not types[0].__subclasses__():
-                found = by_type.get(types[0], [])  # a class without subclasses: its own list
+            if self._known is None:  # every class present is in every table (once a query)
+                self._known = _NODE_CLASSES.issuperset(by_type)
+            if not self._known:  # a class defined after this module: ask each
+                found = [n for cls, ns in by_type.items() if issubclass(cls, types) for n in ns]
+            elif len(types) == 1 and types[0] in _LEAVES:  # no subclass here: its own list
+                found = by_type.get(types[0], [])
             else:
-                matching, known = _matching(types)
-                hits = by_type.keys() & matching  # set operations: no loop over the classes
-                if len(by_type.keys() & known) < len(by_type):  # a class defined since: ask each
-                    found = [n for cls, ns in by_type.items() if issubclass(cls, types) for n in ns]
-                elif len(hits) == 1:  # one class present: its own list
+                hits = by_type.keys() & _matching(types)  # a set operation, not a loop here
+                if len(hits) == 1:  # one class present: its own list
                     found = by_type[next(iter(hits))]
                 elif hits:  # several: in the order they first occur
                     found = [n for cls, ns in by_type.items() if cls in hits for n in ns]
@@ -109,11 +111,8 @@ class CypherQuery:
         return self.scopes.labels(node)
 
 
-@cache
-def _matching(types: tuple[type, ...]) -> tuple[frozenset[type], frozenset[type]]:
-    """(the node classes defined by now that are subclasses of `types`, every node class
-    defined by now), asked once per `types` (`find` asks about classes defined later directly).
-    Never changed once made."""
+def _node_classes() -> frozenset[type]:
+    """Every node class defined by now."""
     classes: set[type] = set()
     todo: list[type] = [ast.Node]
     while todo:
@@ -121,4 +120,19 @@ def _matching(types: tuple[type, ...]) -> tuple[frozenset[type], frozenset[type]
         if cls not in classes:
             classes.add(cls)
             todo += cls.__subclasses__()
-    return frozenset(c for c in classes if issubclass(c, types)), frozenset(classes)
+    return frozenset(classes)
+
+
+# the node classes defined when this module was imported: every `_matching` table has them (a
+# query with another class, defined later, is answered without the tables)
+_NODE_CLASSES = _node_classes()
+# those of them without a subclass then: in a query of only `_NODE_CLASSES`, a node that is
+# an instance of one has exactly that class
+_LEAVES = frozenset(c for c in _NODE_CLASSES if not c.__subclasses__())
+
+
+@cache
+def _matching(types: tuple[type, ...]) -> frozenset[type]:
+    """The node classes defined by now that are subclasses of `types`, asked once per `types`.
+    Never changed once made."""
+    return frozenset(c for c in _node_classes() if issubclass(c, types))

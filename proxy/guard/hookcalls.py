@@ -70,9 +70,13 @@ class PerPluginCalls:
             return self._through_pluggy(hook, impls, kwargs)
         out: list[tuple[str, Any]] = []
         argument = kwargs.__getitem__
+        arguments: dict[tuple[str, ...], tuple[Any, ...]] = {}  # most rules name the same ones
         for name, function, argnames in calls:
             try:
-                value = function(*map(argument, argnames))
+                args = arguments.get(argnames)
+                if args is None:
+                    args = arguments[argnames] = tuple(map(argument, argnames))
+                value = function(*args)
             except Exception as exc:  # a rule's bug (or RecursionError): the caller reports it
                 out.append((name, exc))
                 continue
