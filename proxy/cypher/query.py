@@ -53,6 +53,11 @@ class CypherQuery:
             self._token_types = frozenset([t.type for t in self.tokens])
         return self._token_types
 
+    def has_token(self, *types: str) -> bool:
+        """Might the query hold a token of one of `types`? False only when its parse's tokens
+        are known and none is of these types (a query built without tokens: True)."""
+        return not self.tokens or not self.token_types.isdisjoint(types)
+
     @property
     def nodes(self) -> list[ast.Node]:
         """Every AST node, pre-order (walked once per query, shared by all rules)."""
