@@ -294,7 +294,8 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
 
 
 def _pieces(tokens: Sequence[Token]) -> list[tuple[str, str]]:
-    return [(t.type, str(t.value) if t.type not in _REWRITTEN else _token_text(t)) for t in tokens]
+    # a token's value is its text (a str): most are printed as written
+    return [(t.type, t.value if t.type not in _REWRITTEN else _token_text(t)) for t in tokens]
 
 
 def _refuse_admin(query: CypherQuery) -> None:

@@ -84,7 +84,10 @@ class CypherQuery:
                 if len(hits) == 1:  # one class present: its own list
                     found = by_type[next(iter(hits))]
                 elif hits:  # several: in the order they first occur
-                    found = [n for cls, ns in by_type.items() if cls in hits for n in ns]
+                    order = list(by_type).index
+                    found = []
+                    for cls in sorted(hits, key=order):
+                        found += by_type[cls]
                 else:
                     found = []
             self._found[types] = found
