@@ -316,7 +316,8 @@ _KIND_FLAGS = (_RARE_BEFORE, _RARE_AFTER, _COMPARISONS, _NUMBERS, _CLAUSE_WORDS,
 @cache
 def _kind_rows() -> tuple[Mapping[str, Mapping[str, bool]], Mapping[str, Mapping[str, bool]]]:
     """`_spaced` by kinds alone where the kinds decide it, inside a map and elsewhere
-    (`query_guard.cypher.spacing`): worked out once, on the first query's emission."""
+    (`query_guard.cypher.spacing`): worked out once, on the first query's emission, and never
+    changed (a constant computed late, not state)."""
     from query_guard.cypher.parser import _parser
     from query_guard.cypher.spacing import kind_rows
 

@@ -6,11 +6,12 @@ every forwarded query).
 A kind is tabled when every text it can have reads the same to the spacing rule: punctuation
 and operators (one text each), keywords (letters, in any case), names (letters, digits and `_`
 or any non-ASCII word character; the first may be a character `str.isdigit` calls a digit,
-like `²`), strings and quoted names (their quotes), parameters and integers. Kinds whose rule-reading is the same — the same kind flags (the sets the rule asks
-the kinds about) and the same texts — share a row. A pair is tabled only when the rule gives
-one answer for every text of both kinds and every innermost open bracket (a map's `:` after
-`{` has rows of its own; a `GT` closing `LIST<`, a map after a node's `(`); any other pair
-(a name after `.`, floats, types) is decided by the rule itself.
+like `²`), strings and quoted names (their quotes), parameters and integers. Kinds that read
+the same — the same kind flags (the sets the rule asks the kinds about) and the same texts —
+share a row. A pair is tabled only when the rule gives one answer for every text of both kinds
+and every innermost open bracket (a map's `:` after `{` has rows of its own; a `GT` closing
+`LIST<`, a map after a node's `(`); any other pair (a name after `.`, floats, types) is decided
+by the rule itself.
 """
 
 from __future__ import annotations
