@@ -1,7 +1,9 @@
 """One side of `guard_compare.py`: loads the corpora and builds the guards of ONE checkout (the
 import package is `query_guard`, or `proxy` in revisions before the package rename), then, for
 each corpus name read on stdin, judges every query of that corpus once with the verdict cache
-off and writes one JSON line: per query, thread CPU ns and wall ns, and the number blocked.
+off and writes one JSON line: per query, thread CPU ns and wall ns, the thread CPU ns of its
+parses (every language's `parse` is timed by a wrapper, the same on both sides), and the number
+blocked.
 
 Run by guard_compare.py with PYTHONPATH set to the checkout; not meant to be run by hand.
 Usage: python _guard_worker.py CORPORA_DIR SPIDER_DIR
@@ -135,25 +137,70 @@ def gremlin_pairs(corpora: Path) -> list[tuple[str, str, Any]]:
     return [(t, "gremlin", guard) for t in texts]
 
 
+class _ParseClock:
+    """Thread CPU ns spent in the languages' `parse` since the last `take()`."""
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+    def wrap(self, parse: Any) -> Any:
+        clock = time.thread_time_ns
+
+        def timed(text: str) -> Any:
+            c0 = clock()
+            try:
+                return parse(text)
+            finally:
+                self.spent += clock() - c0
+
+        return timed
+
+    def take(self) -> int:
+        spent, self.spent = self.spent, 0
+        return spent
+
+
+PARSE_CLOCK = _ParseClock()
+
+
+def _time_parses(guards: Any) -> None:
+    """Wrap every language's `parse` of these guards in PARSE_CLOCK (once per language)."""
+    done: dict[int, Any] = {}
+    for guard in guards:
+        languages = getattr(guard, "languages", None)
+        if not isinstance(languages, dict):
+            continue
+        for name, lang in list(languages.items()):
+            if any(lang is wrapped for wrapped in done.values()):
+                continue  # a dict shared by several guards: wrapped already
+            if id(lang) not in done:
+                done[id(lang)] = replace(lang, parse=PARSE_CLOCK.wrap(lang.parse))
+            languages[name] = done[id(lang)]
+
+
 def measure(pairs: list[tuple[str, str, Any]]) -> dict[str, Any]:
     gc.collect()
     cpu: list[int] = []
     wall: list[int] = []
+    parse: list[int] = []
     blocked = 0
+    PARSE_CLOCK.take()
     for text, language, guard in pairs:
         guard._cache = None  # the full pipeline every time
         c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
         verdict = guard.check(text, language)
         wall.append(time.perf_counter_ns() - t0)
         cpu.append(time.thread_time_ns() - c0)
+        parse.append(PARSE_CLOCK.take())
         blocked += bool(verdict.blocked)
-    return {"cpu": cpu, "wall": wall, "blocked": blocked}
+    return {"cpu": cpu, "wall": wall, "parse": parse, "blocked": blocked}
 
 
 def main() -> None:
     corpora, spider = Path(sys.argv[1]), Path(sys.argv[2])
     corpus = {**cypher_pairs(corpora), "spider": sql_pairs(spider),
               "tinkerpop": gremlin_pairs(corpora)}  # fmt: skip
+    _time_parses({id(g): g for pairs in corpus.values() for _, _, g in pairs}.values())
     for pairs in corpus.values():  # warm parsers and imports
         for text, language, guard in pairs[:200]:
             guard.check(text, language)

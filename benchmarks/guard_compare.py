@@ -10,8 +10,12 @@ must exceed.
 Corpora: CypherBench gold, text2cypher GPT-4-turbo (every 4th), Spider dev gold (SQLite with
 schema), TinkerPop feature-test traversals.
 
+With `--post-parse` the times compared are each query's thread CPU minus that of its parses
+(the worker times every `parse` call): the rules, the pipeline and the emission alone. Such a
+table is printed, never written.
+
 Usage: .venv/bin/python benchmarks/guard_compare.py --baseline REV [--rounds N]
-       [--only spider,tinkerpop] [--write]
+       [--only spider,tinkerpop] [--post-parse] [--write]
 (`--only` measures some corpora; its table is printed, never written: RESULTS.md holds all four.)
 """
 
@@ -71,8 +75,15 @@ class Side:
         self.proc.wait(60)
 
 
+def _times(got: dict[str, Any], kind: str, post_parse: bool) -> list[int]:
+    """Per query ns of `kind` (cpu or wall); with `post_parse`, less the CPU of its parses."""
+    if not post_parse:
+        return got[kind]  # type: ignore[no-any-return]
+    return [max(0, t - p) for t, p in zip(got[kind], got["parse"], strict=True)]
+
+
 def run(
-    baseline: Baseline, rounds: int, names: dict[str, str]
+    baseline: Baseline, rounds: int, names: dict[str, str], post_parse: bool = False
 ) -> tuple[list[list[Any]], list[str]]:
     sides = [Side(f"baseline {baseline.rev}", baseline.root, True), Side("this build", ROOT, False)]
     rng = random.Random(19)
@@ -89,11 +100,12 @@ def run(
                 for side in order:
                     got = side.measure(corpus)
                     blocked[side.label, corpus] = got["blocked"]
-                    means[side.label] = statistics.fmean(got["cpu"])
+                    means[side.label] = statistics.fmean(_times(got, "cpu", post_parse))
                     for kind in ("cpu", "wall"):
                         key = (side.label, corpus, kind)
                         prev = best.get(key)
-                        best[key] = got[kind] if prev is None else list(map(min, prev, got[kind]))
+                        now = _times(got, kind, post_parse)
+                        best[key] = now if prev is None else list(map(min, prev, now))
                 per_round[corpus].append(means[sides[1].label] / means[sides[0].label])
             loads.append(os.getloadavg()[0])
     finally:
@@ -127,13 +139,14 @@ def main() -> str:
     parser.add_argument("--baseline", required=True, metavar="REV")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated corpora: " + ",".join(NAMES))
+    parser.add_argument("--post-parse", action="store_true", help="CPU less the parses'")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     names = {c: NAMES[c] for c in args.only.split(",")} if args.only else NAMES
     with tempfile.TemporaryDirectory(prefix="qg-guard-compare-") as tmp:
         baseline = Baseline(args.baseline, Path(tmp))
         try:
-            rows, verdicts = run(baseline, args.rounds, names)
+            rows, verdicts = run(baseline, args.rounds, names, args.post_parse)
         finally:
             baseline.close()
     load = verdicts.pop().removeprefix("LOAD ")
@@ -141,7 +154,11 @@ def main() -> str:
         HEADING,
         "",
         f"This build against {baseline.rev} (`benchmarks/guard_compare.py --baseline "
-        f"{args.baseline} --rounds {args.rounds}`): both sides on one interpreter and the same "
+        f"{args.baseline} --rounds {args.rounds}"
+        + (f" --only {args.only}" if args.only else "")
+        + (" --post-parse`; CPU after the parse: each query's less its parses'" if args.post_parse
+           else "`")
+        + "): both sides on one interpreter and the same "
         f"dependencies, interleaved in {args.rounds} rounds in shuffled order, every query "
         "uncached; per query the minimum thread-CPU time over the rounds. "
         f"{os.cpu_count()} cores, load average {load} during the run (other work on the "
@@ -153,7 +170,7 @@ def main() -> str:
         "",
         *(f"- {v}" for v in verdicts),
     ])  # fmt: skip
-    if args.write and names == NAMES:
+    if args.write and names == NAMES and not args.post_parse:
         write_section(HEADING, section)
     return section
 

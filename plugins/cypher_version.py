@@ -43,9 +43,15 @@ _INSTEAD = {
     "CYPHER 25": "the statement without the CYPHER 25 prefix",
 }
 
+# the token types the additions are written with (grammars/cypher.lark): WHEN, NEXT, FILTER,
+# LET and the match modes; a query without any has none of them (most queries: no walk)
+_KEYWORDS = ("WHEN", "NEXT", "FILTER", "LET", "REPEATABLE", "DIFFERENT")
+
 
 def _additions(query: CypherQuery) -> list[tuple[str, ast.Node]]:
     """(keyword, node) of every Cypher 25 construct in the statement, in pre-order."""
+    if not query.has_token(*_KEYWORDS):  # each is written with one of these keywords
+        return []
     found = [
         (w, n)
         for n in query.find(Conditional, NextChain, ast.With, ast.Match)

@@ -80,7 +80,6 @@ def _labels(query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]) 
 def _properties(
     query: CypherQuery, schema: SchemaCatalog, written: frozenset[int]
 ) -> list[Finding]:
-    rel_types = _relationship_variables(query)
     out = []
     # (variable, key, key span)
     uses: list[tuple[ast.Variable | ast.NodePattern, str, tuple[int, int]]] = []
@@ -92,6 +91,9 @@ def _properties(
             uses += [(node, key, span) for key, span, _ in node.properties.entries]
     # (declared keys, owner's names) per relationship variable and per label set, None: not
     # checked (the owner is spelt out only in a finding)
+    if not uses:
+        return out
+    rel_types = _relationship_variables(query)
     by_rel: dict[str, tuple[frozenset[str], Iterable[str]] | None] = {}
     by_labels: dict[frozenset[str], tuple[frozenset[str], Iterable[str]] | None] = {}
     for subject, key, span in uses:
@@ -146,6 +148,11 @@ def _node_owner(
 ) -> tuple[frozenset[str], Iterable[str]] | None:
     """The keys declared on nodes with `labels` (those with declared properties), and those
     labels; None when no label has declared properties."""
+    if len(labels) < 2:  # the common case: one label (or none), without building sets
+        for label in labels:
+            known = schema.node_properties(label)
+            return (frozenset(known), labels) if known else None
+        return None
     labels = frozenset(label for label in labels if schema.node_properties(label))
     if not labels:
         return None
@@ -161,6 +168,9 @@ def _relationship_variables(query: CypherQuery) -> dict[str, set[str]]:
         if rel.variable is None:
             continue
         name = rel.variable.name
+        if type(rel.types) is ast.LabelName:  # the common case: one plain type
+            out.setdefault(name, set()).add(rel.types.name)
+            continue
         names = [rel.types] if isinstance(rel.types, ast.LabelName) else None
         if isinstance(rel.types, ast.LabelOr):
             names = list(rel.types.items)

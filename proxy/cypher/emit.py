@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
-from operator import attrgetter
+from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +74,6 @@ _SIMPLE_ESCAPES = {
     "\b": "\\b",
     "\f": "\\f",
 }
-_TYPE = attrgetter("type")
 _ASCII_SPECIAL = re.compile(r"[\\'\x00-\x1f\x7f]")
 # written as \uXXXX: control characters (a NUL or a \x85 must not reach a C or Java lexer raw)
 # and lone surrogates (not encodable). Everything else, invisible or not, is written as itself:
@@ -248,45 +247,30 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
     reader expects: `(n:Person {name: 'x'})`, `) RETURN`, `a, b`, `a.x = 1`).
 
     A space goes between two tokens when they would read as other tokens side by side (in any
-    Cypher dialect), or when a reader expects one (one loop, no call per token: hot path)."""
+    Cypher dialect), or when a reader expects one (`_spaced`). Most pairs are answered by
+    their two kinds alone (`_kind_rows`: one lookup, hot path)."""
     out: list[str] = []
     append = out.append
-    spaced_after, comparisons, numbers = _SPACED_AFTER, _COMPARISONS, _NUMBERS
-    rare_before, rare_after = _RARE_BEFORE, _RARE_AFTER
+    in_map, elsewhere = _kind_rows()
+    rows = elsewhere  # by the innermost open bracket: changed only at a bracket
+    row: Mapping[str, bool] | None = None  # the previous token's kind's answers
     prev_kind, prev = "", ""
     braces: list[str] = []  # open brackets, innermost last: a map's `:` gets a space
     for kind, text in pieces:
         if prev:
-            x, y = prev[-1], text[0]
-            after = spaced_after.get(x)
-            if (
-                (y in after if after is not None and y < "\x80" else _pair_spaced(x, y))
-                or (
-                    # the rest holds only beside these kinds and characters (most pairs are not)
-                    (prev_kind in rare_before or kind in rare_after or x in ".:" or y == "{")
-                    and (
-                        (kind in comparisons and not (kind == "GT" and braces[-1:] == ["<"]))
-                        or prev_kind in comparisons
-                        # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
-                        or kind == "DOUBLE_COLON"
-                        or prev_kind == "DOUBLE_COLON"
-                        or (prev_kind == "ON" and text == ":")
-                        or (y == "." and prev_kind in numbers)
-                        or (x == "." and (y.isdigit() or kind in numbers))
-                        or (y in "({[" and prev_kind in _CLAUSE_WORDS)  # `MATCH (`
-                        # `(n:Person {name: 'x'})`: a map after a word or a node's `(`, its keys' :
-                        or (text == "{" and (_wordy(x) or (prev == ")" and braces[-1:] == ["("])))
-                        or (prev == ":" and braces[-1:] == ["{"])
-                    )
-                )
-            ):
+            spaced = row.get(kind) if row is not None else None
+            if spaced is None:
+                spaced = _spaced(prev_kind, prev, kind, text, braces)
+            if spaced:
                 append(" ")
         append(text)
-        if text in _OPENING or kind == "TYPE_OPEN":
-            braces.append(text[-1])
-        elif (text in _CLOSING or (kind == "GT" and braces[-1:] == ["<"])) and braces:
-            braces.pop()
-        prev_kind, prev = kind, text
+        if text in _BRACKETS or kind in _BRACKET_KINDS:
+            if text in _OPENING or kind == "TYPE_OPEN":
+                braces.append(text[-1])
+            elif (text in _CLOSING or (kind == "GT" and braces[-1:] == ["<"])) and braces:
+                braces.pop()
+            rows = in_map if braces[-1:] == ["{"] else elsewhere
+        prev_kind, prev, row = kind, text, rows.get(kind)
     joined = "".join(out)
     if UNSAFE.search(joined):  # rare: fail closed on any such character outside a string
         for kind, text in pieces:
@@ -295,8 +279,57 @@ def emit_tokens(pieces: Sequence[tuple[str, str]]) -> str:
     return joined
 
 
+def _spaced(prev_kind: str, prev: str, kind: str, text: str, braces: list[str]) -> bool:
+    """Does a space go between `prev` and `text` (`braces`: the open brackets)? It reads the
+    kinds only through `_KIND_FLAGS`, the texts only through their characters."""
+    x, y = prev[-1], text[0]
+    after = _SPACED_AFTER.get(x)
+    return (
+        (y in after if after is not None and y < "\x80" else _pair_spaced(x, y))
+        or (
+            # the rest holds only beside these kinds and characters (most pairs are not)
+            (prev_kind in _RARE_BEFORE or kind in _RARE_AFTER or x in ".:" or y == "{")
+            and (
+                (kind in _COMPARISONS and not (kind == "GT" and braces[-1:] == ["<"]))
+                or prev_kind in _COMPARISONS
+                # `IS :: INTEGER`, `CREATE INDEX ON :Person(name)`: for the reader
+                or kind == "DOUBLE_COLON"
+                or prev_kind == "DOUBLE_COLON"
+                or (prev_kind == "ON" and text == ":")
+                or (y == "." and prev_kind in _NUMBERS)
+                or (x == "." and (y.isdigit() or kind in _NUMBERS))
+                or (y in "({[" and prev_kind in _CLAUSE_WORDS)  # `MATCH (`
+                # `(n:Person {name: 'x'})`: a map after a word or a node's `(`, its keys' :
+                or (text == "{" and (_wordy(x) or (prev == ")" and braces[-1:] == ["("])))
+                or (prev == ":" and braces[-1:] == ["{"])
+            )
+        )
+    )
+
+
+_BRACKETS = _OPENING | _CLOSING
+_BRACKET_KINDS = frozenset({"TYPE_OPEN", "GT"})
+_KIND_FLAGS = (_RARE_BEFORE, _RARE_AFTER, _COMPARISONS, _NUMBERS, _CLAUSE_WORDS,
+               {"GT"}, {"DOUBLE_COLON"}, {"ON"})  # fmt: skip
+
+
+@cache
+def _kind_rows() -> tuple[Mapping[str, Mapping[str, bool]], Mapping[str, Mapping[str, bool]]]:
+    """`_spaced` by kinds alone where the kinds decide it, inside a map and elsewhere
+    (`query_guard.cypher.spacing`): worked out once, on the first query's emission, and never
+    changed (a constant computed late, not state)."""
+    from query_guard.cypher.parser import _parser
+    from query_guard.cypher.spacing import kind_rows
+
+    def canonical(kind: str, text: str) -> str:
+        return _token_text(Token(kind, text))
+
+    return kind_rows(_parser().terminals, canonical, _spaced, _KIND_FLAGS)
+
+
 def _pieces(tokens: Sequence[Token]) -> list[tuple[str, str]]:
-    return [(t.type, str(t.value) if t.type not in _REWRITTEN else _token_text(t)) for t in tokens]
+    # a token's value is its text (a str): most are printed as written
+    return [(t.type, t.value if t.type not in _REWRITTEN else _token_text(t)) for t in tokens]
 
 
 def _refuse_admin(query: CypherQuery) -> None:
@@ -304,7 +337,7 @@ def _refuse_admin(query: CypherQuery) -> None:
     is the client's raw text), so a query holding one is refused (plugins/admin_commands.py
     blocks them first, with SEC.ADMIN)."""
     coarse = (type(node) is ast.SchemaCommand for node in query.find(ast.SchemaCommand))
-    if "SCHEMA_REST" in map(_TYPE, query.tokens) or any(coarse):
+    if "SCHEMA_REST" in query.token_types or any(coarse):
         raise Unforwardable(
             "administration commands (databases, users, roles, privileges, aliases, servers) "
             "are never forwarded by the proxy; run them on the database directly"

@@ -3,7 +3,7 @@ shared by every rule (the node index, scope resolution)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TypeVar
@@ -29,6 +29,8 @@ class CypherQuery:
     _by_type: dict[type, list[ast.Node]] = field(default_factory=dict, repr=False)
     _found: dict[tuple[type, ...], list[ast.Node]] = field(default_factory=dict, repr=False)
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
+    _token_types: frozenset[str] | None = field(default=None, repr=False)
+    _known: bool | None = field(default=None, repr=False)  # every node class in _NODE_CLASSES
 
     @classmethod
     def parse(cls, text: str) -> CypherQuery:
@@ -41,6 +43,20 @@ class CypherQuery:
         if self._scopes is None:
             self._scopes = resolve(self.script)
         return self._scopes
+
+    @property
+    def token_types(self) -> frozenset[str]:
+        """The types of the tokens the parse consumed (computed once, shared by all rules): a
+        rule whose constructs all need a token of some type (a keyword, an arrow) can skip a
+        query that has none."""
+        if self._token_types is None:
+            self._token_types = frozenset([t.type for t in self.tokens])
+        return self._token_types
+
+    def has_token(self, *types: str) -> bool:
+        """Might the query hold a token of one of `types`? False only when its parse's tokens
+        are known and none is of these types (a query built without tokens: True)."""
+        return not self.tokens or not self.token_types.isdisjoint(types)
 
     @property
     def nodes(self) -> list[ast.Node]:
@@ -57,15 +73,23 @@ class CypherQuery:
             if self._nodes is None:  # the index, built on first use
                 self._nodes, self._by_type = index(self.script)  # type: ignore[assignment]
             by_type = self._by_type
-            if len(types) == 1 and not types[0].__subclasses__():
-                found = by_type.get(types[0], [])  # a class without subclasses: its own list
+            if self._known is None:  # every class present is in every table (once a query)
+                self._known = _NODE_CLASSES.issuperset(by_type)
+            if not self._known:  # a class defined after this module: ask each
+                found = [n for cls, ns in by_type.items() if issubclass(cls, types) for n in ns]
+            elif len(types) == 1 and types[0] in _LEAVES:  # no subclass here: its own list
+                found = by_type.get(types[0], [])
             else:
-                table = _matching(types)
-                found = []
-                for cls, ns in by_type.items():
-                    hit = table.get(cls)
-                    if hit if hit is not None else issubclass(cls, types):
-                        found += ns
+                hits = by_type.keys() & _matching(types)  # a set operation, not a loop here
+                if len(hits) == 1:  # one class present: its own list
+                    found = by_type[next(iter(hits))]
+                elif hits:  # several: in the order they first occur
+                    order = list(by_type).index
+                    found = []
+                    for cls in sorted(hits, key=order):
+                        found += by_type[cls]
+                else:
+                    found = []
             self._found[types] = found
         return iter(found)  # type: ignore[arg-type]
 
@@ -95,11 +119,8 @@ class CypherQuery:
         return self.scopes.labels(node)
 
 
-@cache
-def _matching(types: tuple[type, ...]) -> Mapping[type, bool]:
-    """`issubclass(cls, types)` for every node class defined by now, asked once per `types`
-    (`find` asks the others, defined later, directly). A plain dict, never changed: the
-    cheapest to ask."""
+def _node_classes() -> frozenset[type]:
+    """Every node class defined by now."""
     classes: set[type] = set()
     todo: list[type] = [ast.Node]
     while todo:
@@ -107,4 +128,19 @@ def _matching(types: tuple[type, ...]) -> Mapping[type, bool]:
         if cls not in classes:
             classes.add(cls)
             todo += cls.__subclasses__()
-    return {cls: issubclass(cls, types) for cls in classes}
+    return frozenset(classes)
+
+
+# the node classes defined when this module was imported: every `_matching` table has them (a
+# query with another class, defined later, is answered without the tables)
+_NODE_CLASSES = _node_classes()
+# those of them without a subclass then: in a query of only `_NODE_CLASSES`, a node that is
+# an instance of one has exactly that class
+_LEAVES = frozenset(c for c in _NODE_CLASSES if not c.__subclasses__())
+
+
+@cache
+def _matching(types: tuple[type, ...]) -> frozenset[type]:
+    """The node classes defined by now that are subclasses of `types`, asked once per `types`.
+    Never changed once made."""
+    return frozenset(c for c in _node_classes() if issubclass(c, types))

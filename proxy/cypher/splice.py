@@ -28,6 +28,9 @@ Pieces = list[tuple[str, str]]
 _START, _END = attrgetter("start_pos"), attrgetter("end_pos")
 _SPLICE_SAFE = re.compile(r"[A-Za-z0-9_ ]+")
 _SAFE_GAP = re.compile(r"[ \t\r\n]*")
+# what the lexer skips besides _SAFE_GAP's characters (grammars/cypher.lark: WS also holds \f,
+# U+00A0 and U+FEFF; a comment starts with `/`): a text without these has only plain gaps
+_GAP_OTHER = re.compile("[/\f\u00a0\ufeff]")
 # what an arrow token reads as once flipped, spaces dropped: (token type, canonical text)
 _ARROWS = {
     "-[": ("DASH_BRACKET", "-["), "<-[": ("LARROW_BRACKET", "<-["),
@@ -70,8 +73,11 @@ def splice(
                     break
                 group.append(todo[k])
                 k += 1
-            if token.type not in _ARROW_TYPES or not group or (k < len(todo) and
-                                                                todo[k].start <= end):
+            if (
+                token.type not in _ARROW_TYPES
+                or not group
+                or (k < len(todo) and todo[k].start <= end)
+            ):
                 return None
             written = text[start:end]
             for e in reversed(group):  # offsets into the token's own text
@@ -117,6 +123,8 @@ def _apart(text: str, edit: Edit, keywords: Collection[str]) -> bool:
 def plain_gaps(text: str, tokens: Sequence[Token]) -> bool:
     """True when only spaces, tabs and line feeds separate the tokens (then the emitted
     spacing cannot change how any lexer lookahead reads them)."""
+    if not _GAP_OTHER.search(text):  # no comment and no other ignored space anywhere (hot path)
+        return True
     for a, b in itertools.pairwise(tokens):
         end, start = a.end_pos or 0, b.start_pos or 0
         if start > end and not _SAFE_GAP.fullmatch(text, end, start):

@@ -47,8 +47,8 @@ class PerPluginCalls:
 
     def results(self, hook_name: str, kwargs: Mapping[str, Any]) -> list[tuple[str, Any]]:
         """(plugin name, a value it returned or the exception it raised), in pluggy's order; a
-        plugin with two implementations of the hook may appear twice, one returning None not
-        at all.
+        plugin with two implementations of the hook may appear twice, one returning None (or,
+        called here one by one, an empty list) not at all.
 
         The implementations pluggy registered are called here one by one, with the arguments
         each names, as pluggy's own loop would (the hot path: a rule's failure is then its own
@@ -70,14 +70,18 @@ class PerPluginCalls:
             return self._through_pluggy(hook, impls, kwargs)
         out: list[tuple[str, Any]] = []
         argument = kwargs.__getitem__
+        arguments: dict[tuple[str, ...], tuple[Any, ...]] = {}  # most rules name the same ones
         for name, function, argnames in calls:
             try:
-                value = function(*map(argument, argnames))
+                args = arguments.get(argnames)
+                if args is None:
+                    args = arguments[argnames] = tuple(map(argument, argnames))
+                value = function(*args)
             except Exception as exc:  # a rule's bug (or RecursionError): the caller reports it
                 out.append((name, exc))
                 continue
-            if value is not None:
-                out.append((name, value))
+            if value is not None and (type(value) is not list or value):
+                out.append((name, value))  # most rules find nothing: not their empty lists
         return out
 
     def _through_pluggy(

@@ -109,7 +109,7 @@ class Guard:
         pending: list[Edit] = []  # edits applied to `text` after `parsed` was made
         for round_no in range(MAX_ROUNDS + 1):
             text_findings = self._run_text_rules(text, language)
-            if any(f.severity is Severity.ERROR for f in text_findings):
+            if _has_error(text_findings):
                 # e.g. LIM.NESTING: such text must never reach the parser (or a rule)
                 latest = _map_findings(text_findings, history)
                 return self._verdict(original, text, kept, latest)
@@ -132,7 +132,7 @@ class Guard:
             findings += self._call(lang.hook, {lang.argument: parsed, "ctx": self.ctx})
             findings += self._embedded(lang, parsed, text)
             latest = _map_findings(findings, history)
-            if any(f.severity is Severity.ERROR for f in findings):
+            if _has_error(findings):
                 return self._verdict(original, text, kept, latest, _facts(lang, parsed))
             edits = _select_edits(findings)
             if not edits:
@@ -177,7 +177,7 @@ class Guard:
     ) -> Verdict:
         findings = tuple(_dedupe([*kept, *latest]))
         explain, query_type = facts
-        if any(f.severity is Severity.ERROR for f in findings):
+        if _has_error(findings):
             return Verdict(Action.BLOCK, original, findings, original, explain=explain,
                            query_type=query_type)  # fmt: skip
         forward = ""
@@ -249,6 +249,11 @@ class Guard:
         )
 
 
+def _has_error(findings: Sequence[Finding]) -> bool:
+    """Is any of `findings` an error? (No generator for the common empty list: hot path.)"""
+    return bool(findings) and any(f.severity is Severity.ERROR for f in findings)
+
+
 def _findings_of(result: Any, plugin: str) -> list[Finding]:
     """The findings a rule returned (a list or other iterable of `Finding`), tagged with the
     rule's name; anything else is the rule's bug (a TypeError naming what it returned)."""
@@ -312,6 +317,8 @@ def _map_back(pos: int, edits: Sequence[Edit], is_end: bool) -> int:
 
 
 def _map_findings(findings: Iterable[Finding], history: list[list[Edit]]) -> list[Finding]:
+    if not history:  # no edits applied yet: the spans are the original's
+        return list(findings)
     out = []
     for f in findings:
         start, end = f.span
