@@ -6,8 +6,9 @@ a `GremlinQuery` through the `guard_gremlin` hook (argument name `traversal`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from query_guard.gremlin import ast
 from query_guard.gremlin.errors import GremlinScriptError, GremlinSyntaxError
@@ -16,6 +17,8 @@ from query_guard.gremlin.printer import to_text
 from query_guard.guard.language import Language
 from query_guard.guard.tree import index
 from query_guard.model import Edit, Finding, Severity, apply_edits
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -28,6 +31,8 @@ class GremlinQuery:
     # it: a fix is a span edit)
     _traversals: list[ast.Traversal] | None = field(default=None, repr=False, compare=False)
     _steps: list[ast.Step] | None = field(default=None, repr=False, compare=False)
+    # other walks made once per parse, by `cached`
+    _cache: dict[str, tuple[object, Any]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> GremlinQuery:
@@ -36,6 +41,19 @@ class GremlinQuery:
 
     def source(self, node: ast.Node) -> str:
         return self.text[node.span[0] : node.span[1]]
+
+    def cached(self, name: str, on: object, build: Callable[[], T]) -> T:
+        """`build()` for the walk `name` over this tree with the settings object `on`, made
+        once per parse and settings object (rules read the tree, never change it)."""
+        cache = self._cache
+        if cache is None:
+            cache = self._cache = {}
+        hit = cache.get(name)
+        if hit is not None and hit[0] is on:
+            return hit[1]  # type: ignore[no-any-return]
+        value = build()
+        cache[name] = (on, value)
+        return value
 
     def traversals(self) -> Iterator[ast.Traversal]:
         """The root traversal and every nested one, in pre-order."""

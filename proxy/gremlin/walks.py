@@ -56,7 +56,12 @@ class SimilarityStep:
 
 
 def similarity_steps(q: GremlinQuery, sim: SimilaritySettings) -> Iterator[SimilarityStep]:
-    """Every similarity step of `q`, chain by chain (a chain's steps in order)."""
+    """Every similarity step of `q`, chain by chain (a chain's steps in order); found once per
+    parse and settings (the rules that ask share them, and only read them)."""
+    return iter(q.cached("similarity_steps", sim, lambda: list(_similarity_steps(q, sim))))
+
+
+def _similarity_steps(q: GremlinQuery, sim: SimilaritySettings) -> Iterator[SimilarityStep]:
     similarity = sim.labels
     for prior, chain, cont, is_root in chains(q.traversal):
         for i, step in enumerate(chain):

@@ -89,3 +89,26 @@ def test_an_unknown_node_class_leaves_the_walk_to_the_generic_index() -> None:
     step = tree.steps[0]
     assert _ids(list(nested_traversals(step))) == _ids(list(_generic_nested(step)))
     assert len(list(nested_traversals(step))) == 2
+
+
+def test_similarity_steps_are_found_once_per_parse_and_settings() -> None:
+    from query_guard.gremlin.language import GremlinQuery
+    from query_guard.gremlin.similarity import SimilaritySettings
+    from query_guard.gremlin.walks import similarity_steps
+
+    q = GremlinQuery.parse(
+        "g.V(1).out('hasReason').bothE('similarReason').otherV()"
+        ".local(__.outE('similarReason').inV()).values('x')"
+    )
+    sim = SimilaritySettings(edges=(("similarReason", "hasReason"),))
+    first = list(similarity_steps(q, sim))
+    assert [s.step.name for s in first] == ["bothE", "outE"]
+    assert [id(s) for s in similarity_steps(q, sim)] == [id(s) for s in first]
+    other = SimilaritySettings(edges=(("similarReason", "hasReason"),))
+    again = list(similarity_steps(q, other))  # another settings object: found again
+    assert [id(s) for s in again] != [id(s) for s in first]
+    assert again == first
+    none = SimilaritySettings(edges=(("similarSymptoms", "exhibits"),))
+    assert list(similarity_steps(q, none)) == []
+    fresh = GremlinQuery.parse(q.text)  # another parse: its own walk
+    assert [id(s) for s in similarity_steps(fresh, sim)] != [id(s) for s in first]
