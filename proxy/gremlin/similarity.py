@@ -97,7 +97,7 @@ def gremlin_settings(raw: Mapping[str, Any]) -> GremlinSettings:
 
 
 @functools.lru_cache(maxsize=32)
-def _entry(table_id: int) -> list[Any]:
+def _entry(_table_id: int) -> list[Any]:
     """The slot of the table with this id: [table, a deep copy taken when it was validated,
     its settings], empty until `gremlin_settings` fills it."""
     return []
