@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from query_guard.gremlin.ast import Enum, Literal, Node, Step, String, Traversal
+from query_guard.gremlin.ast import (
+    DateTimeLit,
+    Enum,
+    Literal,
+    Node,
+    Predicate,
+    Step,
+    String,
+    Traversal,
+    UUIDLit,
+    Variable,
+)
 from query_guard.gremlin.printer import to_text
 from query_guard.model import Edit
 
@@ -76,10 +87,28 @@ def is_local(step: Step) -> bool:
 def nested_traversals(step: Step) -> Iterator[Traversal]:
     """The traversals among a step's arguments (inside lists, maps and strategy options too),
     without the ones nested inside those traversals."""
-    stack: list[Node] = list(reversed(step.args))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Traversal):
-            yield node
-        else:
-            stack.extend(reversed(list(node.children())))
+    for arg in step.args:
+        cls = arg.__class__
+        if cls in _NO_CHILDREN:
+            continue
+        if cls is Traversal:
+            yield arg  # type: ignore[misc]
+            continue
+        if cls is Predicate and _literal_predicate(arg):  # type: ignore[arg-type]
+            continue  # `P.gte(0.8)`
+        stack: list[Node] = [arg]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Traversal):
+                yield node
+            else:
+                stack.extend(reversed(list(node.children())))
+
+
+# argument classes without child nodes (`nested_traversals` skips them without a walk)
+_NO_CHILDREN = frozenset({Literal, String, Variable, Enum, DateTimeLit, UUIDLit})
+
+
+def _literal_predicate(p: Predicate) -> bool:
+    """A predicate of childless arguments only, without and/or/negate links."""
+    return not p.chain and all(a.__class__ in _NO_CHILDREN for a in p.args)

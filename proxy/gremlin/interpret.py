@@ -174,6 +174,8 @@ class Interpreter:
     # ------------------------------------------------------------ values
 
     def value(self, node: Arg | RawNamed, ctx: str | None) -> Arg:
+        if node.__class__ is String or node.__class__ is Literal:  # decoded by the parser
+            return node  # type: ignore[return-value]
         if isinstance(node, RawNamed):
             raise self.syntax(node.key_span, f"named argument '{node.key}:' outside a strategy")
         if isinstance(node, RawChain):

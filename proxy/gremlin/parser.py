@@ -19,6 +19,7 @@ from lark.exceptions import VisitError
 from query_guard.cypher.lalr_driver import Fallback, LalrDriver
 from query_guard.cypher.lexical import segments
 from query_guard.gremlin.ast import Traversal
+from query_guard.gremlin.callbacks import read_filters
 from query_guard.gremlin.errors import GremlinError, GremlinScriptError, GremlinSyntaxError
 from query_guard.gremlin.interpret import Interpreter
 from query_guard.gremlin.script import detect_script
@@ -44,7 +45,7 @@ def gremlin_parser() -> Lark:
 
     strict=True (lark re-checks for conflicts and terminal collisions) needs `interegular`, a
     declared dependency; without it the conflict-free grammar still builds, unchecked."""
-    return Lark.open_from_package(
+    lark = Lark.open_from_package(
         "query_guard.grammars",
         GRAMMAR,
         parser="lalr",
@@ -53,6 +54,8 @@ def gremlin_parser() -> Lark:
         maybe_placeholders=True,
         transformer=ChainBuilder(),
     )
+    read_filters(lark.parser.parser.parser.callbacks)  # lark's parser and the driver share them
+    return lark
 
 
 @functools.cache

@@ -87,32 +87,20 @@ def gremlin_settings(raw: Mapping[str, Any]) -> GremlinSettings:
     """Validate the `[gremlin]` table (`GremlinTable`: `similarity` and `schema`). Every rule
     asks for every query, always with the guard's own table: the settings (frozen) of a table
     seen before are reused while it still equals the copy taken when it was validated."""
-    return _validated(_Table(raw))
-
-
-class _Table:
-    """A `[gremlin]` table as a cache key: the same object, unchanged since it was cached."""
-
-    __slots__ = ("raw", "snapshot")
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
-        self.snapshot: Any = None  # a deep copy, taken when the table is validated
-
-    def __hash__(self) -> int:
-        return id(self.raw)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Table) or other.raw is not self.raw:
-            return False
-        snapshot = self.snapshot if self.snapshot is not None else other.snapshot
-        return snapshot is not None and bool(snapshot == self.raw)
+    entry = _entry(id(raw))
+    if entry and entry[0] is raw and entry[1] == raw:
+        return entry[2]  # type: ignore[no-any-return]
+    settings = _validate(raw)
+    # the entry keeps `raw` alive, so no other table can have its id while it is cached
+    entry[:] = [raw, copy.deepcopy(raw), settings]
+    return settings
 
 
 @functools.lru_cache(maxsize=32)
-def _validated(table: _Table) -> GremlinSettings:
-    table.snapshot = copy.deepcopy(table.raw)  # the cache keeps `table` (and so `raw`) alive
-    return _validate(table.raw)
+def _entry(_table_id: int) -> list[Any]:
+    """The slot of the table with this id: [table, a deep copy taken when it was validated,
+    its settings], empty until `gremlin_settings` fills it."""
+    return []
 
 
 def _validate(raw: Mapping[str, Any]) -> GremlinSettings:

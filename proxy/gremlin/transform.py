@@ -189,7 +189,9 @@ class ChainBuilder(Transformer[Token, object]):
 
     def call_args(self, children: list[object]) -> RawArgs:
         args = [c for c in children[1:-1] if c is not None]
-        return RawArgs(args, (_span(children[0])[0], _span(children[-1])[1]))  # type: ignore[arg-type]
+        lpar: Token = children[0]  # type: ignore[assignment]
+        rpar: Token = children[-1]  # type: ignore[assignment]
+        return RawArgs(args, (lpar.start_pos or 0, rpar.end_pos or 0))  # type: ignore[arg-type]
 
     def named_arg(self, children: list[object]) -> RawNamed:
         name: Token = children[0]  # type: ignore[assignment]
@@ -199,8 +201,11 @@ class ChainBuilder(Transformer[Token, object]):
     def segment(self, children: list[object]) -> RawSegment:
         name: Token = children[0]  # type: ignore[assignment]
         args: RawArgs | None = children[1] if len(children) > 1 else None  # type: ignore[assignment]
-        end = args.span[1] if args is not None else _span(name)[1]
-        return RawSegment(str(name), _span(name), args, (_span(name)[0], end))
+        start = name.start_pos or 0
+        stop = name.end_pos or 0
+        name_span = (start, stop)
+        end = args.span[1] if args is not None else stop
+        return RawSegment(str(name), name_span, args, (start, end))
 
     def new_segment(self, children: list[object]) -> RawSegment:
         new: Token = children[0]  # type: ignore[assignment]

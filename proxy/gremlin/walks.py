@@ -33,6 +33,7 @@ __all__ = ["EDGE_STEPS", "LEAVE_EDGE", "MOVES", "VERTEX_STEPS", "SimilarityStep"
 EDGE_STEPS = frozenset({"bothE", "outE", "inE"})
 VERTEX_STEPS = frozenset({"both", "out", "in"})
 MOVES = EDGE_STEPS | VERTEX_STEPS | LEAVE_EDGE | {"V", "E"}
+_EDGE_OR_VERTEX = EDGE_STEPS | VERTEX_STEPS
 _CONTINUES = frozenset({"local", "map", "flatMap"})
 _FILTERS_INSIDE = frozenset({"where", "filter", "and", "local"})  # a has() inside filters too
 
@@ -55,11 +56,19 @@ class SimilarityStep:
 
 
 def similarity_steps(q: GremlinQuery, sim: SimilaritySettings) -> Iterator[SimilarityStep]:
-    """Every similarity step of `q`, chain by chain (a chain's steps in order)."""
+    """Every similarity step of `q`, chain by chain (a chain's steps in order); found once per
+    parse and settings (the rules that ask share them, and only read them)."""
+    return iter(q.cached("similarity_steps", sim, lambda: list(_similarity_steps(q, sim))))
+
+
+def _similarity_steps(q: GremlinQuery, sim: SimilaritySettings) -> Iterator[SimilarityStep]:
+    similarity = sim.labels
     for prior, chain, cont, is_root in chains(q.traversal):
         for i, step in enumerate(chain):
+            if step.name not in _EDGE_OR_VERTEX:
+                continue
             labels = string_args(step) or []
-            if step.name in EDGE_STEPS | VERTEX_STEPS and set(labels) & sim.labels:
+            if not similarity.isdisjoint(labels):
                 yield SimilarityStep(prior, chain, cont, is_root, i, labels)
 
 
