@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _worker_proc import Worker
+
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"proxy": "", "plugins": "rules/", "grammars": "grammars/", "conf": "conf/"}
 DRIVER = ["cypher/lalr_driver.py", "cypher/lalr_filters.py", "cypher/lalr_lexer.py"]
@@ -105,27 +107,14 @@ def compile_copy(tmp: Path, chosen: list[str]) -> Path:
     return out
 
 
-class Side:
+class Side(Worker):
     def __init__(self, label: str, root: Path) -> None:
         self.label = label
-        env = {**os.environ, "PYTHONPATH": str(root), "QG_BASELINE_ROOT": str(root)}
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker"], cwd=root, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        self.ready = self.measure("")
+        env = {"PYTHONPATH": str(root), "QG_BASELINE_ROOT": str(root)}
+        super().__init__([sys.executable, __file__, "--worker"], root, env)
 
     def measure(self, corpus: str) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        if corpus:
-            self.proc.stdin.write(corpus + "\n")
-            self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(60)
+        return self.ask(corpus)
 
 
 def worker() -> None:

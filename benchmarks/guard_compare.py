@@ -22,18 +22,17 @@ Usage: .venv/bin/python benchmarks/guard_compare.py --baseline REV [--rounds N]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from _common import CORPORA, ROOT, percentile, table, write_section
 from _serve import Baseline
+from _worker_proc import Worker
 
 HEADING = "## Guard latency against an earlier revision"
 NAMES = {
@@ -44,35 +43,19 @@ NAMES = {
 }
 
 
-class Side:
+class Side(Worker):
     def __init__(self, label: str, root: Path, baseline: bool) -> None:
         self.label = label
-        env = {**os.environ, "PYTHONPATH": str(root)}
+        env = {"PYTHONPATH": str(root)}
         if baseline:  # its own code, not the editable install of this build
             env["QG_BASELINE_ROOT"] = str(root)
-        self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "benchmarks" / "_guard_worker.py"), str(CORPORA),
-             str(ROOT / "tests" / "data" / "spider")],
-            cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        self.ready = self._read()
+        argv = [sys.executable, str(ROOT / "benchmarks" / "_guard_worker.py"), str(CORPORA),
+                str(ROOT / "tests" / "data" / "spider")]  # fmt: skip
+        super().__init__(argv, root, env)
         print(f"{label}: {self.ready['ready']} from {self.ready['file']}", file=sys.stderr)
 
-    def _read(self) -> dict[str, Any]:
-        out: IO[str] | None = self.proc.stdout
-        assert out is not None
-        return json.loads(out.readline())  # type: ignore[no-any-return]
-
     def measure(self, corpus: str) -> dict[str, Any]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(corpus + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(60)
+        return self.ask(corpus)
 
 
 def _times(got: dict[str, Any], kind: str, post_parse: bool) -> list[int]:

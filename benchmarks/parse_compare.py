@@ -16,7 +16,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 from _common import ROOT, table
 from _serve import Baseline, _import_path
+from _worker_proc import Worker
 
 CORPORA = ("cypherbench", "text2cypher")
 CHUNK = 100  # queries measured on one side before the other side measures them
@@ -71,30 +71,15 @@ def _worker(baseline: bool) -> None:
         sys.stdout.flush()
 
 
-class _Side:
+class _Side(Worker):
     def __init__(self, root: Path, baseline: bool) -> None:
-        env = {**os.environ, "PYTHONPATH": f"{_import_path(root)}:{ROOT / 'benchmarks'}"}
+        env = {"PYTHONPATH": f"{_import_path(root)}:{ROOT / 'benchmarks'}"}
         argv = [sys.executable, __file__, "--worker"] + (["--as-baseline"] if baseline else [])
-        self.proc = subprocess.Popen(
-            argv, cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        self.ready = self._read()
+        super().__init__(argv, root, env)
         print(f"{root}: {self.ready}", file=sys.stderr)
 
-    def _read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        return json.loads(self.proc.stdout.readline())  # type: ignore[no-any-return]
-
-    def measure(self, corpus: str, start: int, stop: int) -> dict[str, int]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(f"{corpus} {start} {stop}\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(60)
+    def measure(self, corpus: str, start: int, stop: int) -> dict[str, Any]:
+        return self.ask(f"{corpus} {start} {stop}")
 
 
 def run(baseline: Baseline, rounds: int) -> str:
