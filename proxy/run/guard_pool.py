@@ -57,6 +57,11 @@ def blocked(query: str, code: str, message: str) -> Verdict:
     return Verdict(Action.BLOCK, query, (finding,), query)
 
 
+# the sizes `parameter_problem` counts, roughly PackStream's: a map key's overhead, a text's or
+# bytes' (beside its length), a list's or map's, any other value's
+_KEY, _TEXT, _CONTAINER, _SCALAR = 2, 5, 5, 9
+
+
 def parameter_problem(parameters: Mapping[str, Any], limits: GuardLimits) -> str | None:
     """Why `parameters` exceed the limits (None: they fit). One iterative walk, stopping at
     the first bound crossed; sizes are those of the values' PackStream form, roughly."""
@@ -70,16 +75,16 @@ def parameter_problem(parameters: Mapping[str, Any], limits: GuardLimits) -> str
     for key, value in parameters.items():  # flat text and numbers (most queries): no walk
         kind = type(value)
         if kind is str:
-            size += len(key) + len(value) + 7
+            size += len(key) + _KEY + len(value) + _TEXT
         elif kind is int or kind is float or kind is bool or value is None:
-            size += len(key) + 11
+            size += len(key) + _KEY + _SCALAR
         else:
             break
     else:
         return _too_large(max_bytes) if max_bytes and size > max_bytes else None
     size = 0
     stack: list[tuple[Any, int]] = [(v, 1) for v in parameters.values()]
-    size += sum(len(k) + 2 for k in parameters)
+    size += sum(len(k) + _KEY for k in parameters)
     while stack:
         value, depth = stack.pop()
         if isinstance(value, dict | list | tuple):
@@ -88,16 +93,16 @@ def parameter_problem(parameters: Mapping[str, Any], limits: GuardLimits) -> str
                     f"parameter values nest more than {max_depth} lists/maps deep "
                     "([limits] max_parameter_depth). Flatten the parameter"
                 )
-            size += 5
+            size += _CONTAINER
             if isinstance(value, dict):
-                size += sum(len(k) + 2 for k in value)
+                size += sum(len(k) + _KEY for k in value)
                 stack.extend((v, depth + 1) for v in value.values())
             else:
                 stack.extend((v, depth + 1) for v in value)
         elif isinstance(value, str | bytes | bytearray):
-            size += len(value) + 5
+            size += len(value) + _TEXT
         else:
-            size += 9
+            size += _SCALAR
         if max_bytes and size > max_bytes:
             return _too_large(max_bytes)
     return None
