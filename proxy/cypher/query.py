@@ -12,6 +12,7 @@ from lark import Token
 
 from query_guard.cypher import ast
 from query_guard.cypher.parser import parse_tokens
+from query_guard.cypher.scope_table import subclasses
 from query_guard.cypher.scopes import Scopes, resolve
 from query_guard.guard.tree import index
 
@@ -121,14 +122,7 @@ class CypherQuery:
 
 def _node_classes() -> frozenset[type]:
     """Every node class defined by now."""
-    classes: set[type] = set()
-    todo: list[type] = [ast.Node]
-    while todo:
-        cls = todo.pop()
-        if cls not in classes:
-            classes.add(cls)
-            todo += cls.__subclasses__()
-    return frozenset(classes)
+    return frozenset(subclasses(ast.Node))
 
 
 # the node classes defined when this module was imported: every `_matching` table has them (a
