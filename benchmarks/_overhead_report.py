@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 SECOND = "defaults (a second serve)"  # beside a baseline: the run's noise floor
+RELAY = "HAProxy TCP relay (a hop, no parsing)"  # the floor any proxy starts from
 NOISY = 0.25  # two identical serves differing by more than this: no build comparison
 
 TARGET_RSS_MIB = 150.0  # proxy RSS with 1,000 idle connections
@@ -93,10 +94,29 @@ def _client_floor(r: dict[str, Any], target_p50: float) -> str:
     )
 
 
+def _relay_floor(r: dict[str, Any], target_p50: float) -> str:
+    """What one more hop costs with nothing parsed (HAProxy, C, TCP mode): the part of the
+    target's allowance no proxy can give back on this machine."""
+    p50 = r["proxy_p50"] / r["direct_p50"]
+    hop = (r["proxy_p50"] - r["direct_p50"]) * 1000
+    allowance = r["direct_p50"] * (target_p50 - 1) * 1000
+    tput = r["proxy_tput32"] / r["direct_tput32"]
+    return (
+        f"- {r['name']}: one more hop that parses nothing costs p50 {p50:.2f}x direct "
+        f"({hop:+.0f} µs: {hop / allowance:.0%} of the {allowance:.0f} µs that the "
+        f"{target_p50}x target allows over direct), 32-client throughput {tput:.2f}x; the "
+        f"client spent {r['proxy_client_cpu']:.0f} µs CPU per query through it, "
+        f"{r['direct_client_cpu']:.0f} µs directly."
+    )
+
+
 def interpret(results: list[dict[str, Any]]) -> str:
     """The reading of this run's numbers, computed from them (nothing here is fixed text)."""
     lines = []
     for r in results:
+        if r["name"].endswith(RELAY):
+            lines.append(_relay_floor(r, targets(r["name"])[0]))
+            continue
         p50 = r["proxy_p50"] / r["direct_p50"]
         tput = r["proxy_tput32"] / r["direct_tput32"]
         target_p50, target_tput = targets(r["name"])

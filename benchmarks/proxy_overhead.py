@@ -6,6 +6,9 @@ Two setups. FalkorDB: direct = the `falkordb` Python client over RESP (FalkorDB'
 hangs), through = neo4j driver → query-guard → FalkorDB over RESP, so the comparison includes
 the protocol difference. ArcadeDB (from `arcadedb-jvm`): direct = neo4j driver → ArcadeDB's
 Bolt, through = neo4j driver → query-guard → ArcadeDB's Bolt — the apples-to-apples one.
+Beside it, when Debian's HAProxy is installed, neo4j driver → HAProxy (TCP mode) → ArcadeDB's
+Bolt: one more hop through a relay written in C that parses nothing, the floor any proxy starts
+from on this machine.
 
 With `--baseline REV` a third proxy runs from a git worktree of REV (same backend, same
 settings, measured in the same interleaved blocks): the ratio of this build to REV says whether
@@ -21,6 +24,7 @@ import argparse
 import asyncio
 import os
 import random
+import socket
 import statistics
 import sys
 import tempfile
@@ -31,14 +35,16 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # tests.haproxy
 
 import neo4j  # noqa: E402
 from _common import percentile, reference_ms, table, write_section  # noqa: E402
-from _overhead_report import SECOND, interpret  # noqa: E402
+from _overhead_report import RELAY, SECOND, interpret  # noqa: E402
 from _serve import Baseline, Proxy, idle_rss  # noqa: E402
 
 from query_guard.backends.arcadedb import ArcadeDBServer, unavailable_reason  # noqa: E402
-from query_guard.backends.embedded import EmbeddedFalkorDB  # noqa: E402
+from query_guard.backends.embedded import EmbeddedFalkorDB, free_port  # noqa: E402
+from tests.haproxy import Balancer, haproxy_binary  # noqa: E402
 
 SMALL_READ = (
     "MATCH (m:Movie {title: $title}) RETURN m.title AS title, m.released AS released LIMIT 10"
@@ -147,6 +153,40 @@ def through(address: str, seconds: float, label: str, proxy: Proxy) -> Side:
     return Side(label, once, tput, (session, driver), proxy)
 
 
+class _Relay:
+    """The HAProxy process as a closer of a `Side`."""
+
+    def __init__(self, balancer: Balancer) -> None:
+        self.balancer = balancer
+
+    def close(self) -> None:
+        self.balancer.stop()
+
+
+def relay(binary: str, tmp: Path, db: ArcadeDBServer, seconds: float) -> Side:
+    """neo4j driver → HAProxy in TCP mode → ArcadeDB's Bolt (the driver's database and
+    credentials are ArcadeDB's own: HAProxy only moves bytes)."""
+    (tmp / "relay").mkdir(exist_ok=True)
+    balancer = Balancer(binary, tmp / "relay", free_port(), [db.bolt_port])
+    deadline = time.monotonic() + 10
+    while True:  # HAProxy listens a moment after it starts
+        try:
+            socket.create_connection(("127.0.0.1", balancer.port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                balancer.stop()
+                raise
+            time.sleep(0.1)
+    url = f"bolt://127.0.0.1:{balancer.port}"
+    (driver, session), once = neo4j_sync(url, db.auth, db.database)
+
+    def tput(clients: int) -> float:
+        return asyncio.run(neo4j_async_tput(url, db.auth, db.database, clients, seconds))
+
+    return Side(RELAY, once, tput, (session, driver, _Relay(balancer)))
+
+
 def _shuffled(sides: list[Side], block: int) -> list[Side]:
     """`sides` in round `block`'s order: shuffled with the round number as the seed (the same
     orders every run), so a side neither always comes first nor always follows the same one
@@ -174,8 +214,7 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
     tput = {key: statistics.median(values) for key, values in runs.items()}
     results = []
     for side in proxies:
-        assert side.proxy is not None
-        before, idle = idle_rss(side.proxy, 1000)
+        before, idle = idle_rss(side.proxy, 1000) if side.proxy else (None, None)
         d, p = lat[direct.label], lat[side.label]
         results.append({
             "name": f"{name}, {side.label}",
@@ -264,6 +303,11 @@ def bench_arcadedb(
 
         direct = Side("direct", once, direct_tput, (session, driver))
         sides = proxies(tmp, backend, {PASSWORD_ENV: db.root_password}, seconds, baseline)
+        binary = haproxy_binary()
+        if binary is not None:
+            sides.append(relay(binary, tmp, db, seconds))
+        else:
+            print("HAProxy not installed (apt-get install haproxy): no relay floor")
         try:
             return compare("ArcadeDB (direct: neo4j driver, Bolt)", direct, sides, n)
         finally:
@@ -287,7 +331,7 @@ def render(results: list[dict[str, Any]], n: int, seconds: float, load: str = "?
             f"{r['proxy_tput1'] / r['direct_tput1']:.2f}x",
             f"{r['direct_tput32']:.0f} / {r['proxy_tput32']:.0f}",
             f"{r['proxy_tput32'] / r['direct_tput32']:.2f}x",
-            f"{r['rss_before']:.0f} → {r['rss_idle']:.0f}",
+            f"{r['rss_before']:.0f} → {r['rss_idle']:.0f}" if r["rss_idle"] else "—",
         ])  # fmt: skip
     headers = [
         "backend", "p50 ms direct / proxy", "p50 ratio", "p99 ms direct / proxy", "p99 ratio",
