@@ -282,6 +282,19 @@ def interpret(rows: list[dict[str, Any]], over: dict[str, Any]) -> str:
             f"({cpu[('proxy_ms', k)]:.2f} ms CPU per query) and the gremlinpython client "
             f"process {cpu[('client', k)]:.2f} cores: {busier} was the busier of the two."
         )
+    client_us = cpu[("client", lo)] * 1e6 / tput[("front", lo)]
+    budget = local50 * TARGET_FRONT_P50 * 1000
+    lines.append(
+        f"- The client's floor: with {lo} client, gremlinpython spent {client_us:.0f} µs CPU "
+        f"per query in its own process, whatever the server does; the {TARGET_FRONT_P50:g}x "
+        f"target allows {budget:.0f} µs per query in all (client, WebSocket, serve and "
+        "graphersal): "
+        + (
+            "more than the client alone spends."
+            if budget > client_us
+            else "less than the client alone spends, so no server meets it with this client."
+        )
+    )
     return "**This run**:\n\n" + "\n".join(lines)
 
 
