@@ -81,11 +81,17 @@ def _client_floor(r: dict[str, Any], target_p50: float) -> str:
     (the sync driver's thread) is spent on every call whatever the proxy does."""
     client, direct = r["proxy_client_cpu"], r["direct_client_cpu"]
     budget = r["direct_p50"] * target_p50 * 1000
-    rest = (
-        f"{budget - client:.0f} µs of it for the proxy, the database and both network hops"
-        if budget > client
-        else "less than the client alone spends: no proxy meets it with this client"
-    )
+    served = r["direct_p50"] * 1000 - direct  # the database and one round trip, directly
+    if budget <= client:
+        rest = "less than the client alone spends: no proxy meets it with this client"
+    elif budget - client < served:
+        rest = (
+            f"{budget - client:.0f} µs of it for the proxy, the database and both network "
+            f"hops, less than the database and one round trip took directly ({served:.0f} µs "
+            "= direct p50 - the direct client's CPU): no proxy meets it with this client"
+        )
+    else:
+        rest = f"{budget - client:.0f} µs of it for the proxy, the database and both network hops"
     return (
         f"- {r['name']}: the client spent {client:.0f} µs CPU per query through the proxy "
         f"(neo4j driver), {direct:.0f} µs directly; the p50 target ({target_p50}x direct) "
