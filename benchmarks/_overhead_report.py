@@ -100,6 +100,24 @@ def _client_floor(r: dict[str, Any], target_p50: float) -> str:
     )
 
 
+def _client_tput_floor(r: dict[str, Any], target_tput: float) -> str:
+    """The async client runs on one event loop, one core at most: 1e6 / its CPU per query
+    is the most it can send, whatever answers it."""
+    ceiling = 1e6 / r["proxy_client_cpu32"]
+    needed = r["direct_tput32"] * target_tput
+    verdict = (
+        "above what the target needs"
+        if ceiling >= needed
+        else "below what the target needs, so no proxy meets it with this client"
+    )
+    return (
+        f"- {r['name']}: at 32 clients the async client spent {r['proxy_client_cpu32']:.0f} µs "
+        f"CPU per query through the proxy ({r['direct_client_cpu32']:.0f} µs directly): at "
+        f"most {ceiling:.0f} q/s from its one event loop, {verdict} "
+        f"({target_tput}x direct = {needed:.0f} q/s)."
+    )
+
+
 def _relay_floor(r: dict[str, Any], target_p50: float) -> str:
     """What one more hop costs with nothing parsed (HAProxy, C, TCP mode): the part of the
     target's allowance no proxy can give back on this machine."""
@@ -138,6 +156,8 @@ def interpret(results: list[dict[str, Any]]) -> str:
         )
         if "proxy_client_cpu" in r:
             lines.append(_client_floor(r, target_p50))
+        if "proxy_client_cpu32" in r:
+            lines.append(_client_tput_floor(r, target_tput))
     by_backend: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
         backend, _, variant = r["name"].rpartition(", ")

@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -74,9 +74,18 @@ def latencies(run_once: Callable[[], Any], n: int, cpu: list[float]) -> list[flo
     return out
 
 
+class Rate(NamedTuple):
+    """A throughput point: queries per second, and the client process's CPU per query (µs;
+    the async client runs on this process's one event loop, so 1e6 / cpu_us is the most it
+    can send whatever answers it)."""
+
+    qps: float
+    cpu_us: float
+
+
 async def throughput(
     query_once: Callable[[int], Awaitable[Any]], clients: int, seconds: float
-) -> float:
+) -> Rate:
     """Queries per second with `clients` concurrent loops (each its own connection)."""
     done = 0
     deadline = 0.0
@@ -90,9 +99,10 @@ async def throughput(
     for w in range(clients):  # warm up every connection
         await query_once(w)
     deadline = time.perf_counter() + seconds
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*(loop(w) for w in range(clients)))
-    return done / (time.perf_counter() - started)
+    cpu_us = (time.process_time() - cpu_started) * 1e6 / max(1, done)
+    return Rate(done / (time.perf_counter() - started), cpu_us)
 
 
 # ---------------------------------------------------------------------- the two setups
@@ -110,7 +120,7 @@ def neo4j_sync(url: str, auth: Any, database: str | None) -> tuple[Any, Callable
 
 async def neo4j_async_tput(
     url: str, auth: Any, database: str | None, clients: int, seconds: float
-) -> float:
+) -> Rate:
     async with neo4j.AsyncGraphDatabase.driver(
         url, auth=auth, max_connection_pool_size=max(clients, 4)
     ) as driver:
@@ -130,7 +140,7 @@ class Side:
     """One way of running the small read: a sync call and an async throughput measure."""
 
     def __init__(
-        self, label: str, once: Callable[[], Any], tput: Callable[[int], float],
+        self, label: str, once: Callable[[], Any], tput: Callable[[int], Rate],
         closers: tuple[Any, ...] = (), proxy: Proxy | None = None,
     ) -> None:  # fmt: skip
         self.label, self.once, self.tput, self.proxy = label, once, tput, proxy
@@ -147,7 +157,7 @@ def through(address: str, seconds: float, label: str, proxy: Proxy) -> Side:
     url = f"bolt://{address}"
     (driver, session), once = neo4j_sync(url, ("u", "p"), None)
 
-    def tput(clients: int) -> float:
+    def tput(clients: int) -> Rate:
         return asyncio.run(neo4j_async_tput(url, ("u", "p"), None, clients, seconds))
 
     return Side(label, once, tput, (session, driver), proxy)
@@ -181,7 +191,7 @@ def relay(binary: str, tmp: Path, db: ArcadeDBServer, seconds: float) -> Side:
     url = f"bolt://127.0.0.1:{balancer.port}"
     (driver, session), once = neo4j_sync(url, db.auth, db.database)
 
-    def tput(clients: int) -> float:
+    def tput(clients: int) -> Rate:
         return asyncio.run(neo4j_async_tput(url, db.auth, db.database, clients, seconds))
 
     return Side(RELAY, once, tput, (session, driver, _Relay(balancer)))
@@ -206,12 +216,13 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
     for block in range(ROUNDS):
         for side in _shuffled(sides, block):
             lat[side.label] += latencies(side.once, n // ROUNDS, cpu[side.label])
-    runs: dict[tuple[str, int], list[float]] = {(s.label, c): [] for s in sides for c in (1, 32)}
+    runs: dict[tuple[str, int], list[Rate]] = {(s.label, c): [] for s in sides for c in (1, 32)}
     for block in range(TPUT_ROUNDS):
         for side in _shuffled(sides, block):
             for clients in (1, 32):
                 runs[side.label, clients].append(side.tput(clients))
-    tput = {key: statistics.median(values) for key, values in runs.items()}
+    tput = {key: statistics.median(r.qps for r in values) for key, values in runs.items()}
+    tput_cpu = {key: statistics.median(r.cpu_us for r in values) for key, values in runs.items()}
     results = []
     for side in proxies:
         before, idle = idle_rss(side.proxy, 1000) if side.proxy else (None, None)
@@ -225,6 +236,8 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
             "rss_before": before, "rss_idle": idle,
             "direct_client_cpu": statistics.median(cpu[direct.label]),
             "proxy_client_cpu": statistics.median(cpu[side.label]),
+            "direct_client_cpu32": tput_cpu[(direct.label, 32)],
+            "proxy_client_cpu32": tput_cpu[(side.label, 32)],
         })  # fmt: skip
         print(results[-1], flush=True)
     return results
@@ -262,8 +275,8 @@ def bench_falkordb(
     with EmbeddedFalkorDB(tmp / "falkordb") as db:
         graph = FalkorDB(host=db.host, port=db.port, password=db.password).select_graph("movies")
 
-        def direct_tput(clients: int) -> float:
-            async def run() -> float:
+        def direct_tput(clients: int) -> Rate:
+            async def run() -> Rate:
                 client = AsyncFalkorDB(
                     host=db.host, port=db.port, password=db.password, max_connections=clients + 2
                 )
@@ -298,7 +311,7 @@ def bench_arcadedb(
         }  # fmt: skip
         (driver, session), once = neo4j_sync(db.url, db.auth, db.database)
 
-        def direct_tput(clients: int) -> float:
+        def direct_tput(clients: int) -> Rate:
             return asyncio.run(neo4j_async_tput(db.url, db.auth, db.database, clients, seconds))
 
         direct = Side("direct", once, direct_tput, (session, driver))
