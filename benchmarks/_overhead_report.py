@@ -118,6 +118,21 @@ def _client_tput_floor(r: dict[str, Any], target_tput: float) -> str:
     )
 
 
+def _spare_cores(r: dict[str, Any], target_tput: float) -> str:
+    """Client and database keep the machine's cores busy at 32 clients; whatever the process
+    in the middle spends comes out of the cores they left idle, or out of their share."""
+    needed = r["direct_tput32"] * target_tput
+    allowed = r["direct_idle32"] * 1e6 / needed
+    spent = r["proxy_middle_cpu32"]
+    return (
+        f"- {r['name']}: during the direct 32-client runs {r['direct_idle32']:.2f} of the "
+        f"machine's cores were idle; at {target_tput}x the direct rate ({needed:.0f} q/s) "
+        f"that leaves {allowed:.0f} µs of CPU per query for the process in the middle, which "
+        f"spent {spent:.0f} µs per query at 32 clients"
+        + (" (within it)." if spent <= allowed else " (over it).")
+    )
+
+
 def _relay_floor(r: dict[str, Any], target_p50: float) -> str:
     """What one more hop costs with nothing parsed (HAProxy, C, TCP mode): the part of the
     target's allowance no proxy can give back on this machine."""
@@ -140,6 +155,7 @@ def interpret(results: list[dict[str, Any]]) -> str:
     for r in results:
         if r["name"].endswith(RELAY):
             lines.append(_relay_floor(r, targets(r["name"])[0]))
+            lines.append(_spare_cores(r, targets(r["name"])[1]))
             continue
         p50 = r["proxy_p50"] / r["direct_p50"]
         tput = r["proxy_tput32"] / r["direct_tput32"]
@@ -158,6 +174,8 @@ def interpret(results: list[dict[str, Any]]) -> str:
             lines.append(_client_floor(r, target_p50))
         if "proxy_client_cpu32" in r:
             lines.append(_client_tput_floor(r, target_tput))
+        if r.get("proxy_middle_cpu32"):
+            lines.append(_spare_cores(r, target_tput))
     by_backend: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
         backend, _, variant = r["name"].rpartition(", ")

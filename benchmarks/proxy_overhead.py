@@ -29,9 +29,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -39,6 +39,7 @@ sys.path.insert(0, str(HERE.parent))  # tests.haproxy
 
 import neo4j  # noqa: E402
 from _common import percentile, reference_ms, table, write_section  # noqa: E402
+from _measure import Rate, async_throughput  # noqa: E402
 from _overhead_report import RELAY, SECOND, interpret  # noqa: E402
 from _serve import Baseline, Proxy, idle_rss  # noqa: E402
 
@@ -74,37 +75,6 @@ def latencies(run_once: Callable[[], Any], n: int, cpu: list[float]) -> list[flo
     return out
 
 
-class Rate(NamedTuple):
-    """A throughput point: queries per second, and the client process's CPU per query (µs;
-    the async client runs on this process's one event loop, so 1e6 / cpu_us is the most it
-    can send whatever answers it)."""
-
-    qps: float
-    cpu_us: float
-
-
-async def throughput(
-    query_once: Callable[[int], Awaitable[Any]], clients: int, seconds: float
-) -> Rate:
-    """Queries per second with `clients` concurrent loops (each its own connection)."""
-    done = 0
-    deadline = 0.0
-
-    async def loop(worker: int) -> None:
-        nonlocal done
-        while time.perf_counter() < deadline:
-            await query_once(worker)
-            done += 1
-
-    for w in range(clients):  # warm up every connection
-        await query_once(w)
-    deadline = time.perf_counter() + seconds
-    started, cpu_started = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(loop(w) for w in range(clients)))
-    cpu_us = (time.process_time() - cpu_started) * 1e6 / max(1, done)
-    return Rate(done / (time.perf_counter() - started), cpu_us)
-
-
 # ---------------------------------------------------------------------- the two setups
 
 
@@ -119,8 +89,9 @@ def neo4j_sync(url: str, auth: Any, database: str | None) -> tuple[Any, Callable
 
 
 async def neo4j_async_tput(
-    url: str, auth: Any, database: str | None, clients: int, seconds: float
-) -> Rate:
+    url: str, auth: Any, database: str | None, clients: int, seconds: float,
+    pid: int | None = None,
+) -> Rate:  # fmt: skip
     async with neo4j.AsyncGraphDatabase.driver(
         url, auth=auth, max_connection_pool_size=max(clients, 4)
     ) as driver:
@@ -130,7 +101,7 @@ async def neo4j_async_tput(
             return await (await sessions[w].run(SMALL_READ, PARAMS)).values()
 
         try:
-            return await throughput(once, clients, seconds)
+            return await async_throughput(once, clients, seconds, pid)
         finally:
             for s in sessions:
                 await s.close()
@@ -158,7 +129,9 @@ def through(address: str, seconds: float, label: str, proxy: Proxy) -> Side:
     (driver, session), once = neo4j_sync(url, ("u", "p"), None)
 
     def tput(clients: int) -> Rate:
-        return asyncio.run(neo4j_async_tput(url, ("u", "p"), None, clients, seconds))
+        return asyncio.run(
+            neo4j_async_tput(url, ("u", "p"), None, clients, seconds, proxy.proc.pid)
+        )
 
     return Side(label, once, tput, (session, driver), proxy)
 
@@ -192,7 +165,8 @@ def relay(binary: str, tmp: Path, db: ArcadeDBServer, seconds: float) -> Side:
     (driver, session), once = neo4j_sync(url, db.auth, db.database)
 
     def tput(clients: int) -> Rate:
-        return asyncio.run(neo4j_async_tput(url, db.auth, db.database, clients, seconds))
+        pid = balancer.proc.pid
+        return asyncio.run(neo4j_async_tput(url, db.auth, db.database, clients, seconds, pid))
 
     return Side(RELAY, once, tput, (session, driver, _Relay(balancer)))
 
@@ -221,8 +195,10 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
         for side in _shuffled(sides, block):
             for clients in (1, 32):
                 runs[side.label, clients].append(side.tput(clients))
-    tput = {key: statistics.median(r.qps for r in values) for key, values in runs.items()}
-    tput_cpu = {key: statistics.median(r.cpu_us for r in values) for key, values in runs.items()}
+    tput, tput_cpu, spare, middle = (
+        {key: statistics.median(getattr(r, field) for r in values) for key, values in runs.items()}
+        for field in Rate._fields
+    )
     results = []
     for side in proxies:
         before, idle = idle_rss(side.proxy, 1000) if side.proxy else (None, None)
@@ -238,6 +214,8 @@ def compare(name: str, direct: Side, proxies: list[Side], n: int) -> list[dict[s
             "proxy_client_cpu": statistics.median(cpu[side.label]),
             "direct_client_cpu32": tput_cpu[(direct.label, 32)],
             "proxy_client_cpu32": tput_cpu[(side.label, 32)],
+            "direct_idle32": spare[(direct.label, 32)],
+            "proxy_middle_cpu32": middle[(side.label, 32)],
         })  # fmt: skip
         print(results[-1], flush=True)
     return results
@@ -286,7 +264,7 @@ def bench_falkordb(
                     return (await g.ro_query(SMALL_READ, PARAMS)).result_set
 
                 try:
-                    return await throughput(once, clients, seconds)
+                    return await async_throughput(once, clients, seconds, None)
                 finally:
                     await client.connection.aclose()
 
