@@ -54,13 +54,9 @@ def endpoint_labels(query: CypherQuery, node: ast.NodePattern) -> frozenset[str]
     """Labels the endpoint may carry: every positive name in its own label expression (any of
     them may satisfy the schema) plus what its variable is known to carry in the scope."""
     labels = node.labels
-    if labels is None:
-        own: frozenset[str] = frozenset()
-    elif type(labels) is ast.LabelName:  # the common case: one label
-        own = frozenset((labels.name,))
-    else:
-        own = frozenset(positive_names(labels))
-    return own | query.node_labels(node)
+    if labels is None or type(labels) is ast.LabelName:  # the common cases: none, one label
+        return query.node_labels(node)  # holds the node's own plain label
+    return frozenset(positive_names(labels)) | query.node_labels(node)
 
 
 def positive_names(expr: ast.LabelExpr | None) -> Iterator[str]:
