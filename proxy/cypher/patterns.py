@@ -55,8 +55,8 @@ def endpoint_labels(query: CypherQuery, node: ast.NodePattern) -> frozenset[str]
     them may satisfy the schema) plus what its variable is known to carry in the scope."""
     labels = node.labels
     if labels is None or type(labels) is ast.LabelName:  # the common cases: none, one label
-        return query.node_labels(node)  # holds the node's own plain label
-    return frozenset(positive_names(labels)) | query.node_labels(node)
+        return query.scopes.labels(node)  # holds the node's own plain label
+    return frozenset(positive_names(labels)) | query.scopes.labels(node)
 
 
 def positive_names(expr: ast.LabelExpr | None) -> Iterator[str]:
