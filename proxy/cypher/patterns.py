@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from query_guard.cypher import ast
 from query_guard.cypher.query import CypherQuery
@@ -16,9 +16,9 @@ from query_guard.schema.catalog import SchemaCatalog
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-@dataclass(frozen=True, slots=True)
-class Hop:
-    """One relationship with its two endpoint node patterns, as checked by the schema rules."""
+class Hop(NamedTuple):
+    """One relationship with its two endpoint node patterns, as checked by the schema rules (a
+    named tuple: made for every hop of every query, in a fraction of a frozen dataclass's time)."""
 
     left: ast.NodePattern
     rel: ast.RelPattern
