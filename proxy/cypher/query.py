@@ -17,6 +17,7 @@ from query_guard.cypher.scopes import Scopes, resolve
 from query_guard.guard.tree import index
 
 N = TypeVar("N", bound=ast.Node)
+_MISSING = object()  # `memo`: a key not computed yet (None may be a computed fact)
 
 
 @dataclass
@@ -96,9 +97,10 @@ class CypherQuery:
 
     def memo(self, key: str, compute: object) -> object:
         """A per-query cache for facts several rules derive (e.g. the hops to check)."""
-        if key not in self._memo:
-            self._memo[key] = compute() if callable(compute) else compute
-        return self._memo[key]
+        known = self._memo.get(key, _MISSING)
+        if known is _MISSING:
+            known = self._memo[key] = compute() if callable(compute) else compute
+        return known
 
     def source(self, node: ast.Node) -> str:
         return self.text[node.span[0] : node.span[1]]
@@ -110,10 +112,11 @@ class CypherQuery:
     def written(self) -> frozenset[int]:
         """ids of the nodes inside CREATE / MERGE clauses (data to be written, not matched)."""
 
-        def compute() -> frozenset[int]:
-            return frozenset(id(n) for c in self.find(ast.Create, ast.Merge) for n in c.walk())
-
-        return self.memo("written", compute)  # type: ignore[return-value]
+        known = self._memo.get("written")
+        if known is None:  # once a query, without a closure per call (several rules ask)
+            writes = self.find(ast.Create, ast.Merge)
+            known = self._memo["written"] = frozenset(id(n) for c in writes for n in c.walk())
+        return known  # type: ignore[return-value]
 
     def node_labels(self, node: ast.NodePattern) -> frozenset[str]:
         """Positive labels known for this node pattern's variable in its scope."""
