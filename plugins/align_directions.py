@@ -43,8 +43,13 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
         if not left and not right:
             continue  # nothing to judge the direction by
         start, end = (right, left) if hop.rel.direction == "in" else (left, right)
-        forward = any(schema.fits(start, t, end) for t in types)
-        backward = forward or any(schema.fits(end, t, start) for t in types)
+        if len(types) == 1:  # the common case: one type, without a generator
+            (only,) = types
+            forward = schema.fits(start, only, end)
+            backward = forward or schema.fits(end, only, start)
+        else:
+            forward = any(schema.fits(start, t, end) for t in types)
+            backward = forward or any(schema.fits(end, t, start) for t in types)
         if forward or (backward and hop.rel.direction == "both"):
             continue
         described = f"{_describe(left)}{query.source(hop.rel)}{_describe(right)}"

@@ -113,6 +113,8 @@ _CODE_LIKE = re.compile(r"[\w'\"\])]\s*\.\s*\w+\s*\(|[;{}]|\w\(.*\)\s*$", re.M)
 
 def _prose_tail(text: str, head: int, language: str, start: re.Pattern[str]) -> int:
     """Where a trailing prose paragraph begins (len(text) when there is none)."""
+    if "\n" not in text:  # no blank line (most queries): no paragraph after one
+        return len(text)
     blanks = list(_BLANK_LINE.finditer(text, head))
     if not blanks:
         return len(text)

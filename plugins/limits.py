@@ -20,7 +20,7 @@ Example (default_limit 1000)::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
 from query_guard.api.cypher import (
@@ -42,11 +42,16 @@ def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     # without an aggregate function anywhere no RETURN is a pure aggregation (no walk needed)
     aggregates = any(contains_aggregate(call) for call in query.find(ast.FunctionCall))
     for statement in query.script.statements:
-        for branch, fed in _final_branches(statement):
+        clauses = getattr(statement, "clauses", None)  # one plain query (most): no generator
+        if clauses and isinstance(clauses[-1], ast.Return) and type(statement) is ast.SingleQuery:
+            branches: Iterable[tuple[ast.SingleQuery, bool]] = ((statement, False),)
+        else:
+            branches = _final_branches(statement)
+        for branch, fed in branches:
             ret = branch.clauses[-1] if branch.clauses else None
             if not isinstance(ret, ast.Return):
                 continue
-            if not fed and _single_row_source(branch.clauses[:-1]):
+            if not fed and _single_row_source(branch.clauses):
                 continue
             finding = _check_return(ret, default, cap, query.text, ctx.dialect, aggregates)
             if finding is not None:
@@ -73,8 +78,11 @@ def _final_branches(
 
 
 def _single_row_source(clauses: list[ast.Clause]) -> bool:
-    """Only projections before the RETURN (`RETURN 1`, `WITH 2 AS x RETURN x`): one row."""
-    return all(isinstance(c, ast.With) for c in clauses)
+    """Only projections before the final RETURN (`RETURN 1`, `WITH 2 AS x RETURN x`): one row.
+    (Most queries start with a MATCH: the first clause answers, no slice or generator.)"""
+    if len(clauses) > 1 and not isinstance(clauses[0], ast.With):
+        return False
+    return all(isinstance(c, ast.With) for c in clauses[:-1])
 
 
 def _check_return(

@@ -20,18 +20,16 @@ Example (max_range_size 1000000)::
 
 from __future__ import annotations
 
-import re
-
 from query_guard.api import Edit, Finding, GuardContext, Severity, hookimpl
 from query_guard.api.cypher import CypherQuery, ast
-
-_NAME = re.compile("range", re.IGNORECASE)  # no call without the word: most queries stop here
 
 
 @hookimpl
 def guard_cypher(query: CypherQuery, ctx: GuardContext) -> list[Finding]:
     cap = ctx.settings.max_range_size
-    if not cap or not _NAME.search(query.text):
+    # no call without the word, in some case: most queries stop here (`in` on the lowered
+    # text: a fraction of a case-insensitive regular expression search's time)
+    if not cap or "range" not in query.text.lower():
         return []
     findings: list[Finding] = []
     for call in query.find(ast.FunctionCall):

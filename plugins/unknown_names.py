@@ -94,6 +94,7 @@ def _properties(
     if not uses:
         return out
     rel_types = _relationship_variables(query)
+    scopes = query.scopes
     by_rel: dict[str, tuple[frozenset[str], Iterable[str]] | None] = {}
     by_labels: dict[frozenset[str], tuple[frozenset[str], Iterable[str]] | None] = {}
     for subject, key, span in uses:
@@ -103,12 +104,11 @@ def _properties(
                 by_rel[name] = _rel_owner(schema, rel_types[name])
             found = by_rel[name]
         else:
-            labels = query.scopes.labels(subject)
+            labels = scopes.labels(subject)
             if isinstance(subject, ast.NodePattern):
-                own = subject.labels
-                labels = labels | (
-                    {own.name} if type(own) is ast.LabelName else set(positive_names(own))
-                )
+                own = subject.labels  # none or one plain label: the scope's labels hold it
+                if own is not None and type(own) is not ast.LabelName:
+                    labels = labels | set(positive_names(own))
             if labels not in by_labels:
                 by_labels[labels] = _node_owner(schema, labels)
             found = by_labels[labels]

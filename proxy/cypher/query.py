@@ -3,7 +3,7 @@ shared by every rule (the node index, scope resolution)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TypeVar
@@ -17,6 +17,8 @@ from query_guard.cypher.scopes import Scopes, resolve
 from query_guard.guard.tree import index
 
 N = TypeVar("N", bound=ast.Node)
+_MISSING = object()  # `memo`: a key not computed yet (None may be a computed fact)
+_NONE: tuple[ast.Node, ...] = ()  # what `find` answers for classes absent from a query
 
 
 @dataclass
@@ -28,7 +30,7 @@ class CypherQuery:
     _scopes: Scopes | None = field(default=None, repr=False)
     _nodes: list[ast.Node] | None = field(default=None, repr=False)
     _by_type: dict[type, list[ast.Node]] = field(default_factory=dict, repr=False)
-    _found: dict[tuple[type, ...], list[ast.Node]] = field(default_factory=dict, repr=False)
+    _found: dict[tuple[type, ...], Sequence[ast.Node]] = field(default_factory=dict, repr=False)
     _memo: dict[str, object] = field(default_factory=dict, repr=False)
     _token_types: frozenset[str] | None = field(default=None, repr=False)
     _known: bool | None = field(default=None, repr=False)  # every node class in _NODE_CLASSES
@@ -79,26 +81,28 @@ class CypherQuery:
             if not self._known:  # a class defined after this module: ask each
                 found = [n for cls, ns in by_type.items() if issubclass(cls, types) for n in ns]
             elif len(types) == 1 and types[0] in _LEAVES:  # no subclass here: its own list
-                found = by_type.get(types[0], [])
+                found = by_type.get(types[0], _NONE)
             else:
                 hits = by_type.keys() & _matching(types)  # a set operation, not a loop here
                 if len(hits) == 1:  # one class present: its own list
                     found = by_type[next(iter(hits))]
                 elif hits:  # several: in the order they first occur
                     order = list(by_type).index
-                    found = []
+                    merged: list[ast.Node] = []
                     for cls in sorted(hits, key=order):
-                        found += by_type[cls]
+                        merged += by_type[cls]
+                    found = merged
                 else:
-                    found = []
+                    found = _NONE
             self._found[types] = found
         return iter(found)  # type: ignore[arg-type]
 
     def memo(self, key: str, compute: object) -> object:
         """A per-query cache for facts several rules derive (e.g. the hops to check)."""
-        if key not in self._memo:
-            self._memo[key] = compute() if callable(compute) else compute
-        return self._memo[key]
+        known = self._memo.get(key, _MISSING)
+        if known is _MISSING:
+            known = self._memo[key] = compute() if callable(compute) else compute
+        return known
 
     def source(self, node: ast.Node) -> str:
         return self.text[node.span[0] : node.span[1]]
@@ -110,10 +114,11 @@ class CypherQuery:
     def written(self) -> frozenset[int]:
         """ids of the nodes inside CREATE / MERGE clauses (data to be written, not matched)."""
 
-        def compute() -> frozenset[int]:
-            return frozenset(id(n) for c in self.find(ast.Create, ast.Merge) for n in c.walk())
-
-        return self.memo("written", compute)  # type: ignore[return-value]
+        known = self._memo.get("written")
+        if known is None:  # once a query, without a closure per call (several rules ask)
+            writes = self.find(ast.Create, ast.Merge)
+            known = self._memo["written"] = frozenset(id(n) for c in writes for n in c.walk())
+        return known  # type: ignore[return-value]
 
     def node_labels(self, node: ast.NodePattern) -> frozenset[str]:
         """Positive labels known for this node pattern's variable in its scope."""

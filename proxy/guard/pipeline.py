@@ -285,9 +285,10 @@ def _select_edits(findings: Iterable[Finding]) -> list[Edit]:
     for f in findings:
         if not f.fix:
             continue
-        if any(e.overlaps(c) for e in f.fix for c in chosen):
+        # (most fixes are one edit, the first one chosen: no generator then)
+        if chosen and any(e.overlaps(c) for e in f.fix for c in chosen):
             continue
-        if any(a is not b and a.overlaps(b) for a in f.fix for b in f.fix):
+        if len(f.fix) > 1 and any(a is not b and a.overlaps(b) for a in f.fix for b in f.fix):
             continue
         chosen.extend(f.fix)
     return chosen
