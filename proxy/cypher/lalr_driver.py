@@ -31,7 +31,7 @@ from lark import Lark, Token
 from lark.parse_tree_builder import ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
-from query_guard.cypher.lalr_filters import lean_callback, spliced_lists
+from query_guard.cypher.lalr_filters import PASS_THROUGH, lean_callback, spliced_lists
 from query_guard.cypher.lalr_lexer import StateLexer, state_lexers
 
 __all__ = ["Fallback", "LalrDriver"]
@@ -384,7 +384,7 @@ class LalrDriver:
             action = actions[top].get(kind)
             if action is None or action.__class__ is int or action[0] != 1:  # type: ignore[index]
                 return top, tuple(calls), self._table[top].get(kind)
-            if action[1] is not None:  # type: ignore[index]
+            if action[1] is not None and action[1] is not PASS_THROUGH:  # type: ignore[index]
                 calls.append(action[1])  # type: ignore[index]
             top = actions[below][action[2]]  # type: ignore[index,assignment]
             if kind == "$END" and top == self._end:

@@ -21,10 +21,14 @@ from operator import itemgetter
 from typing import Any
 
 from lark.grammar import Rule
-from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders
+from lark.parse_tree_builder import (
+    ChildFilterLALR,
+    ChildFilterLALR_NoPlaceholders,
+    ExpandSingleChild,
+)
 from lark.tree import Tree
 
-__all__ = ["lean_callback", "spliced_lists"]
+__all__ = ["PASS_THROUGH", "lean_callback", "spliced_lists"]
 
 Callback = Callable[[list[Any]], Any]
 _FILTERS = (ChildFilterLALR, ChildFilterLALR_NoPlaceholders)
@@ -114,6 +118,11 @@ def lean_callback(
 def _spliced(
     build: Callback, size: int, expanded: list[int], lists: frozenset[int]
 ) -> Callback | None:
+    if build is _same and lists == frozenset(expanded):  # a spliced list of spliced lists
+        return _SPLICED_LISTS.get((size, tuple(expanded)))
+    if size == 1 and 0 in lists and type(build) is ExpandSingleChild:  # `?rule: _spliced`
+        inner = build.node_builder
+        return lambda c: c[0][0] if len(c[0]) == 1 else inner(c[0])
     if size == 1:
         return (lambda c: build(c[0])) if 0 in lists else (lambda c: build(c[0].children))
     if size == 2 and expanded == [0] and 0 in lists:
@@ -125,6 +134,19 @@ def _spliced(
     if size == 2 and expanded == [1]:
         return lambda c: build([c[0], *c[1].children])
     return None
+
+
+# a spliced list from spliced lists and values, by (size, positions of the lists): one list
+# expression, with no call to `_same` to return it
+_SPLICED_LISTS: dict[tuple[int, tuple[int, ...]], Callback] = {
+    (1, (0,)): lambda c: c[0],  # PASS_THROUGH
+    (2, (0,)): lambda c: [*c[0], c[1]],
+    (2, (1,)): lambda c: [c[0], *c[1]],
+}
+
+# the callback of a one-child rule whose value is its child's (a spliced list of one spliced
+# list): a run of one-value reductions need not call it
+PASS_THROUGH = _SPLICED_LISTS[1, (0,)]
 
 
 def _planned(

@@ -93,6 +93,40 @@ def _first(items: Any, flags: int) -> tuple[frozenset[str], bool]:
     return frozenset(found), True
 
 
+def _holds(items: Any, flags: int, char: str) -> bool:
+    """May a match of `items` hold `char`? Only what a one-character item matches is consumed
+    (an assertion consumes nothing); anything else (back-references, conditionals) may."""
+    for op, arg in items:
+        if op in _ONE_CHAR:
+            if char in _one_char((op, arg), flags):
+                return True
+        elif op in _ZERO_WIDTH:
+            continue
+        elif op is sre.SUBPATTERN:
+            _group, add, remove, sub = arg
+            if _holds(sub, (flags | add) & ~remove, char):
+                return True
+        elif op is sre.BRANCH:
+            if any(_holds(branch, flags, char) for branch in arg[1]):
+                return True
+        elif op in _REPEATS:
+            if _holds(arg[2], flags, char):
+                return True
+        elif op is getattr(sre, "ATOMIC_GROUP", None):
+            if _holds(arg, flags, char):
+                return True
+        else:
+            return True
+    return False
+
+
+def _spans_lines(regexp: str, flags: int) -> bool:
+    """May a match of `regexp` hold a line break? (lark's own test is coarser: any negated
+    class counts, so NAME's line breaks, which it cannot hold, would be counted per token.)"""
+    parsed = sre_parse.parse(regexp, flags)
+    return _holds(parsed.data, parsed.state.flags, "\n")
+
+
 def _starts(regexp: str, flags: int) -> frozenset[str]:
     """The ASCII characters a match of `regexp` may start with (all if it may be empty)."""
     parsed = sre_parse.parse(regexp, flags)  # its state's flags add re.UNICODE for a str
@@ -170,7 +204,11 @@ def _state_lexer(
     after_space: frozenset[str] = frozenset()
     if first in lexer.ignore_types and first not in callbacks:
         after_space = _after_one(regexps[first], flags, " ")
-    ignore, newline = lexer.ignore_types, lexer.newline_types
+    ignore = lexer.ignore_types
+    # the terminals whose tokens may span lines (the others' line breaks are never counted)
+    newline = frozenset(
+        n for n in lexer.newline_types if n not in regexps or _spans_lines(regexps[n], flags)
+    )
     literals: dict[str, tuple[tuple[str, str], ...]] = {}
     for char in _ASCII:
         found: list[tuple[str, str]] = []

@@ -204,7 +204,8 @@ def parse_tokens(text: str) -> tuple[Script, list[Token]]:
     tokens: list[Token] = []
     try:
         script = _driver().parse(text, tokens)
-        return Script((0, len(text)), script.statements), tokens
+        script.span = (0, len(text))  # the whole text (the driver's own object: no copy)
+        return script, tokens
     except Fallback:
         pass  # lark's own parser says what is wrong (or, if nothing is, parses it)
     try:

@@ -5,15 +5,17 @@ word as lark's keyword callback does."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Token
 
-from query_guard.cypher.lalr_lexer import _starts, state_lexers
+from query_guard.cypher.lalr_lexer import _spans_lines, _starts, state_lexers
 from query_guard.cypher.parser import _parser
 
+_LARK_LEXERS = list({id(x): x for x in _parser().parser.lexer.lexers.values()}.values())
 _LEXERS = list({id(e): e for e in state_lexers(_parser().parser.lexer.lexers).values()}.values())
 
 _PIECES = st.sampled_from(
@@ -64,6 +66,33 @@ def test_first_characters_of_patterns() -> None:
     assert _starts(r"(?:\s)+", 0) == frozenset(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
     assert len(_starts(r"a*", 0)) == 128  # may be empty: any character
     assert _starts(r"(?=x)\w", 0) >= frozenset("x")
+
+
+def test_terminals_that_cannot_hold_a_line_break() -> None:
+    assert not _spans_lines(r"[^\W\d]\w*", re.I)  # NAME: lark counts its line breaks
+    assert not _spans_lines(r"//[^\n]*", 0)
+    assert not _spans_lines(r"WITH(?=[ \t\r\n]+TIME)", re.I)  # a lookahead consumes nothing
+    assert _spans_lines(r"'(?:[^'\\]|\\.)*'", re.S)
+    assert _spans_lines(r"[ \t\f\r\n]+", 0)
+    assert _spans_lines(r"(?s:.)", 0) and not _spans_lines(r".", 0)
+    assert _spans_lines(r"(a)\1", 0)  # a back-reference: may
+
+
+_REGEXPS = sorted(
+    {(t.pattern.to_regexp(), x.scanner.g_regex_flags) for x in _LARK_LEXERS for t in x.terminals}
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(_PIECES, min_size=1, max_size=12).map("".join))
+def test_a_terminal_said_not_to_span_lines_never_matches_a_line_break(text: str) -> None:
+    for regexp, flags in _REGEXPS:
+        if _spans_lines(regexp, flags):
+            continue
+        pattern = re.compile(regexp, flags)
+        for pos in range(len(text)):
+            found = pattern.match(text, pos)
+            assert found is None or "\n" not in found.group(), (regexp, text)
 
 
 _TAILS = ["", "a", "1", " ", "\n", "'", '"', "`", "*/", "x'", '1"', "a`", "-", ">", "=", "."]
