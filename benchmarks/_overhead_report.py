@@ -26,7 +26,9 @@ def targets(name: str) -> tuple[float, float]:
 PATH_NOTE = """\
 On the Bolt path the proxy relays upstream RECORD messages undecoded (Bolt >= 5 on both
 sides), writes RUN's SUCCESS, the records and PULL's SUCCESS in one socket write, and skips
-the repair loop when the peeked records plainly are rows. FalkorDB rows also contain the
+the repair loop when the peeked records plainly are rows. PULL's SUCCESS carries what Neo4j 5
+sends a Bolt >= 5.5 client (`db`, GQL `statuses`) and the proxy's `qg_id`, which the driver
+decodes on every query (ArcadeDB sends neither). FalkorDB rows also contain the
 Bolt-vs-RESP client difference (direct = `falkordb` client, through the proxy = Bolt).
 Client, proxy and database share the machine's cores, so throughput ratios move between runs."""
 
@@ -83,12 +85,12 @@ def _client_floor(r: dict[str, Any], target_p50: float) -> str:
     budget = r["direct_p50"] * target_p50 * 1000
     served = r["direct_p50"] * 1000 - direct  # the database and one round trip, directly
     if budget <= client:
-        rest = "less than the client alone spends: no proxy meets it with this client"
+        rest = "less than the client alone spent: out of reach with this client here"
     elif budget - client < served:
         rest = (
             f"{budget - client:.0f} µs of it for the proxy, the database and both network "
             f"hops, less than the database and one round trip took directly ({served:.0f} µs "
-            "= direct p50 - the direct client's CPU): no proxy meets it with this client"
+            "= direct p50 - the direct client's CPU): out of reach with this client here"
         )
     else:
         rest = f"{budget - client:.0f} µs of it for the proxy, the database and both network hops"
@@ -108,12 +110,12 @@ def _client_tput_floor(r: dict[str, Any], target_tput: float) -> str:
     verdict = (
         "above what the target needs"
         if ceiling >= needed
-        else "below what the target needs, so no proxy meets it with this client"
+        else "below what the target needs: the client alone caps it here"
     )
     return (
         f"- {r['name']}: at 32 clients the async client spent {r['proxy_client_cpu32']:.0f} µs "
-        f"CPU per query through the proxy ({r['direct_client_cpu32']:.0f} µs directly): at "
-        f"most {ceiling:.0f} q/s from its one event loop, {verdict} "
+        f"CPU per query through the proxy ({r['direct_client_cpu32']:.0f} µs directly): with "
+        f"the answers it got there, at most {ceiling:.0f} q/s from its one event loop, {verdict} "
         f"({target_tput}x direct = {needed:.0f} q/s)."
     )
 
