@@ -104,7 +104,7 @@ def _client_floor(r: dict[str, Any], target_p50: float) -> str:
 
 def _client_tput_floor(r: dict[str, Any], target_tput: float) -> str:
     """The async client runs on one event loop, one core at most: 1e6 / its CPU per query
-    is the most it can send, whatever answers it."""
+    (with the answers it gets through the proxy) is the most it can send."""
     ceiling = 1e6 / r["proxy_client_cpu32"]
     needed = r["direct_tput32"] * target_tput
     verdict = (
