@@ -155,13 +155,13 @@ def interpret(results: list[dict[str, Any]]) -> str:
     """The reading of this run's numbers, computed from them (nothing here is fixed text)."""
     lines = []
     for r in results:
+        target_p50, target_tput = targets(r["name"])
         if r["name"].endswith(RELAY):
-            lines.append(_relay_floor(r, targets(r["name"])[0]))
-            lines.append(_spare_cores(r, targets(r["name"])[1]))
+            lines.append(_relay_floor(r, target_p50))
+            lines.append(_spare_cores(r, target_tput))
             continue
         p50 = r["proxy_p50"] / r["direct_p50"]
         tput = r["proxy_tput32"] / r["direct_tput32"]
-        target_p50, target_tput = targets(r["name"])
         lines.append(
             f"- {r['name']}: p50 {_ratio(p50, target_p50)} direct "
             f"(+{r['proxy_p50'] - r['direct_p50']:.2f} ms per query; target ≤ {target_p50}x: "
@@ -172,12 +172,9 @@ def interpret(results: list[dict[str, Any]]) -> str:
             f"(+{r['rss_idle'] - r['rss_before']:.0f} MiB; target ≤ {TARGET_RSS_MIB:.0f}: "
             f"{_verdict(r['rss_idle'], TARGET_RSS_MIB, False)})."
         )
-        if "proxy_client_cpu" in r:
-            lines.append(_client_floor(r, target_p50))
-        if "proxy_client_cpu32" in r:
-            lines.append(_client_tput_floor(r, target_tput))
-        if r.get("proxy_middle_cpu32"):
-            lines.append(_spare_cores(r, target_tput))
+        lines.append(_client_floor(r, target_p50))
+        lines.append(_client_tput_floor(r, target_tput))
+        lines.append(_spare_cores(r, target_tput))
     by_backend: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
         backend, _, variant = r["name"].rpartition(", ")

@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import os
 import random
-import socket
 import statistics
 import sys
 import tempfile
@@ -136,31 +135,11 @@ def through(address: str, seconds: float, label: str, proxy: Proxy) -> Side:
     return Side(label, once, tput, (session, driver), proxy)
 
 
-class _Relay:
-    """The HAProxy process as a closer of a `Side`."""
-
-    def __init__(self, balancer: Balancer) -> None:
-        self.balancer = balancer
-
-    def close(self) -> None:
-        self.balancer.stop()
-
-
 def relay(binary: str, tmp: Path, db: ArcadeDBServer, seconds: float) -> Side:
     """neo4j driver → HAProxy in TCP mode → ArcadeDB's Bolt (the driver's database and
     credentials are ArcadeDB's own: HAProxy only moves bytes)."""
     (tmp / "relay").mkdir(exist_ok=True)
     balancer = Balancer(binary, tmp / "relay", free_port(), [db.bolt_port])
-    deadline = time.monotonic() + 10
-    while True:  # HAProxy listens a moment after it starts
-        try:
-            socket.create_connection(("127.0.0.1", balancer.port), timeout=1).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                balancer.stop()
-                raise
-            time.sleep(0.1)
     url = f"bolt://127.0.0.1:{balancer.port}"
     (driver, session), once = neo4j_sync(url, db.auth, db.database)
 
@@ -168,7 +147,7 @@ def relay(binary: str, tmp: Path, db: ArcadeDBServer, seconds: float) -> Side:
         pid = balancer.proc.pid
         return asyncio.run(neo4j_async_tput(url, db.auth, db.database, clients, seconds, pid))
 
-    return Side(RELAY, once, tput, (session, driver, _Relay(balancer)))
+    return Side(RELAY, once, tput, (session, driver, balancer))
 
 
 def _shuffled(sides: list[Side], block: int) -> list[Side]:

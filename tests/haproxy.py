@@ -1,10 +1,13 @@
-"""HAProxy (Debian's package) in TCP mode in front of several query-guard proxies, health-checked
-every 200 ms: the balancer of tests/e2e/test_balanced_proxies.py and benchmarks/scale_out.py."""
+"""HAProxy (Debian's package) in TCP mode in front of several query-guard proxies (or one
+database), health-checked every 200 ms: the balancer of tests/e2e/test_balanced_proxies.py,
+benchmarks/scale_out.py and proxy_overhead.py's relay floor."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 CONFIG = """\
@@ -51,7 +54,19 @@ class Balancer:
         self.proc = subprocess.Popen(
             [binary, "-db", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
+        deadline = time.monotonic() + 10
+        while True:  # HAProxy listens a moment after it starts
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.stop()
+                    raise
+                time.sleep(0.05)
 
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+
+    close = stop  # a closer like the drivers' (benchmarks/proxy_overhead.py)
