@@ -62,7 +62,7 @@ def cpu_seconds(pid: int | None = None) -> float:
 class Rate(NamedTuple):
     """A throughput point: queries per second; the client process's CPU per query (µs; the
     async client runs on this process's one event loop, so 1e6 / cpu_us is the most it can
-    send whatever answers it); the machine's idle cores over the point; and the CPU per query
+    send with the answers it gets); the machine's idle cores over the point; and the CPU per query
     of the process in the middle (serve or HAProxy; 0 when there is none)."""
 
     qps: float
